@@ -1,0 +1,110 @@
+"""Input validation: every error names the argument, what was expected and what was given.
+
+Shape and dtype checks always run (they are static under ``jit``). Value checks (negative or NaN
+labels, out-of-range ids) run only when the value is concrete, i.e. outside ``jit``/``vmap``
+tracing; under tracing the documented fallbacks apply instead.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def is_concrete(x: Any) -> bool:
+  """True when ``x`` holds a value (not a tracer), so value checks can run eagerly."""
+  return not isinstance(x, jax.core.Tracer)
+
+
+def check_k(k: Any, name: str = "k") -> int | None:
+  """``k`` must be ``None`` or a positive Python/NumPy integer (bools are rejected)."""
+  if k is None:
+    return None
+  if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
+    raise TypeError(f"{name} must be a positive int or None, got {k!r} of type {type(k).__name__}")
+  if k <= 0:
+    raise ValueError(f"{name} must be a positive int or None, got {k}")
+  return int(k)
+
+
+def check_choice(name: str, value: Any, choices: Sequence[str]) -> None:
+  if not isinstance(value, str) or value not in choices:
+    raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+
+
+def check_positive_number(name: str, value: Any) -> float:
+  if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+    raise ValueError(f"{name} must be a positive number, got {value!r}")
+  return float(value)
+
+
+def as_array(name: str, x: Any, *, kinds: str, min_ndim: int = 0) -> jax.Array:
+  """Converts ``x`` to an array whose dtype kind is in ``kinds`` ('f' float, 'i' int, 'b' bool)."""
+  try:
+    arr = x if isinstance(x, jax.Array) else jnp.asarray(x)
+  except TypeError as e:
+    raise TypeError(f"{name} must be an array, got {type(x).__name__}: {e}") from None
+  dtype = arr.dtype
+  kind = "b" if dtype == jnp.bool_ else "f" if jnp.issubdtype(dtype, jnp.floating) else (
+      "i" if jnp.issubdtype(dtype, jnp.integer) else "?")
+  if kind not in kinds:
+    wanted = {"f": "floating", "i": "integer", "b": "bool"}
+    raise TypeError(f"{name} must have a {' or '.join(wanted[c] for c in kinds)} dtype, "
+                    f"got {dtype}")
+  if arr.ndim < min_ndim:
+    raise ValueError(f"{name} must have at least {min_ndim} dimension(s), got shape {arr.shape}")
+  return arr
+
+
+def check_same_shape(name: str, arr: jax.Array, ref_name: str, ref_shape: tuple[int, ...]) -> None:
+  if tuple(arr.shape) != tuple(ref_shape):
+    raise ValueError(f"{name} must have the shape of {ref_name} {tuple(ref_shape)}, "
+                     f"got {tuple(arr.shape)}")
+
+
+def check_leading(name: str, arr: jax.Array, ref_name: str, lead: tuple[int, ...]) -> None:
+  if tuple(arr.shape[:len(lead)]) != tuple(lead) or arr.ndim != len(lead) + 1:
+    raise ValueError(f"{name} must have shape {tuple(lead)} + (m,) to match the leading "
+                     f"dimensions of {ref_name}, got {tuple(arr.shape)}")
+
+
+def check_labels(name: str, labels: jax.Array) -> None:
+  """Rejects NaN and negative relevance labels when the value is concrete."""
+  if not is_concrete(labels):
+    return
+  values = np.asarray(labels)
+  if values.dtype.kind == "f" or values.dtype.kind == "V":
+    values = values.astype(np.float64)
+    bad = np.argwhere(np.isnan(values))
+    if bad.size:
+      raise ValueError(f"{name} must not contain NaN, found NaN at index {tuple(bad[0])}")
+  bad = np.argwhere(values < 0)
+  if bad.size:
+    i = tuple(int(j) for j in bad[0])
+    raise ValueError(f"{name} must be >= 0 (0 = not relevant), got {values[i]} at index {i}")
+
+
+def check_ids(name: str, ids: jax.Array, upper: int, upper_name: str) -> None:
+  """Ids are -1 (padding) or in [0, upper); no duplicates within a row. Concrete values only."""
+  if not is_concrete(ids):
+    return
+  values = np.asarray(ids)
+  bad = np.argwhere((values < -1) | (values >= upper))
+  if bad.size:
+    i = tuple(int(j) for j in bad[0])
+    raise ValueError(f"{name} must be -1 (padding) or in [0, {upper}) ({upper_name}), "
+                     f"got {values[i]} at index {i}")
+  if values.shape[-1] > 1:
+    rows = np.sort(values.reshape(-1, values.shape[-1]), axis=-1)
+    dup = (rows[:, 1:] == rows[:, :-1]) & (rows[:, 1:] >= 0)
+    if dup.any():
+      row = int(np.argwhere(dup)[0][0])
+      lead = np.unravel_index(row, values.shape[:-1]) if values.ndim > 1 else ()
+      raise ValueError(f"{name} must not repeat an id within a list; list at index "
+                       f"{tuple(int(j) for j in lead)} repeats id "
+                       f"{int(rows[row][1:][dup[row]][0])}")

@@ -1,0 +1,182 @@
+"""``evaluate``: many metrics and cutoffs from one pass over the scores, and their mean."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+from jaxrank import _checks, _formulas, _ranks
+from jaxrank._formulas import Options
+from jaxrank._ranks import Ranks
+
+ALIASES = {
+    "map": "average_precision",
+    "ap": "average_precision",
+    "mrr": "reciprocal_rank",
+    "rr": "reciprocal_rank",
+    "mar": "average_recall",
+    "p": "precision",
+    "r": "recall",
+    "hr": "hit_rate",
+    "hits": "hit_rate",
+    "success": "hit_rate",
+    "f": "fbeta",
+    "rprec": "r_precision",
+    "mr": "mean_rank",
+}
+NAMES = tuple(_formulas.FORMULAS)
+
+
+def parse_metric(name: str) -> tuple[str, int | None]:
+  """``"ndcg@10"`` -> ``("ndcg", 10)``; ``"map"`` -> ``("average_precision", None)``.
+
+  Example:
+    >>> import jaxrank
+    >>> jaxrank.parse_metric("mrr@10")
+    ('reciprocal_rank', 10)
+  """
+  if not isinstance(name, str):
+    raise TypeError(f"metric names must be strings, got {name!r}")
+  match = re.fullmatch(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*(?:@\s*(\S+))?\s*", name)
+  base = match.group(1).lower() if match else None
+  base = ALIASES.get(base, base)
+  if base not in _formulas.FORMULAS:
+    known = ", ".join(list(NAMES) + sorted(ALIASES))
+    raise ValueError(f"unknown metric {name!r}; known names (each optionally with @k): {known}")
+  cut = match.group(2)
+  if cut is None:
+    return base, None
+  if not re.fullmatch(r"[0-9]+", cut) or int(cut) <= 0:
+    raise ValueError(f"metric {name!r}: the cutoff after '@' must be a positive integer, "
+                     f"got {cut!r}")
+  return base, int(cut)
+
+
+def make_options(*, threshold: float = 1, gain: str | Callable = "linear",
+                 discount: Callable | None = None, ties: str = "average", empty: str = "zero",
+                 ap_denominator: str = "all", precision_denominator: str = "k",
+                 beta: float = 1.0) -> Options:
+  threshold = _checks.check_positive_number("threshold", threshold)
+  beta = _checks.check_positive_number("beta", beta)
+  if not callable(gain):
+    _checks.check_choice("gain", gain, _formulas.GAINS)
+  if discount is not None and not callable(discount):
+    raise TypeError(f"discount must be a callable of the 1-based rank or None, got {discount!r}")
+  _checks.check_choice("ties", ties, _ranks.TIES)
+  _checks.check_choice("empty", empty, _formulas.EMPTY)
+  _checks.check_choice("ap_denominator", ap_denominator, _formulas.AP_DENOMINATORS)
+  _checks.check_choice("precision_denominator", precision_denominator,
+                       _formulas.PRECISION_DENOMINATORS)
+  return Options(threshold=threshold, gain=gain, discount=discount, ties=ties, empty=empty,
+                 ap_denominator=ap_denominator, precision_denominator=precision_denominator,
+                 beta=beta)
+
+
+def as_ranks(scores: Any, labels: Any, *, where, tie_key, ties, max_relevant, method) -> Ranks:
+  """Passes a :class:`Ranks` through, or builds one from dense ``(scores, labels)``."""
+  if isinstance(scores, Ranks):
+    extra = {"labels": labels, "where": where, "tie_key": tie_key, "max_relevant": max_relevant}
+    given = [name for name, value in extra.items() if value is not None]
+    if given:
+      raise ValueError(f"{', '.join(given)} must be None when a Ranks is passed (the Ranks "
+                       f"already holds them)")
+    return scores
+  if labels is None:
+    raise ValueError("labels is required with dense scores (or pass a jaxrank.Ranks built by "
+                     "from_dense/from_sparse/from_ranked_ids/from_candidates)")
+  return _ranks.from_dense(scores, labels, where, ties="first" if ties == "first" else "average",
+                           tie_key=tie_key, max_relevant=max_relevant, method=method)
+
+
+@functools.partial(jax.jit, static_argnames=("specs", "options"))
+def _compute(ranks: Ranks, *, specs: tuple[tuple[str, int | None], ...],
+             options: Options) -> tuple[jax.Array, ...]:
+  out = []
+  for name, k in specs:
+    value, empty = _formulas.FORMULAS[name](ranks, k, options)
+    out.append(_formulas.finish(value, empty, ranks, options))
+  return tuple(out)
+
+
+def compute(scores, labels, specs, options, *, where=None, tie_key=None, max_relevant=None,
+            method="auto") -> tuple[jax.Array, ...]:
+  ranks = as_ranks(scores, labels, where=where, tie_key=tie_key, ties=options.ties,
+                   max_relevant=max_relevant, method=method)
+  if options.ties == "first" and not ranks.resolved:
+    raise ValueError("ties='first' needs the order of tied items: build the Ranks with "
+                     "ties='first' (e.g. jaxrank.from_dense(..., ties='first')) or pass scores")
+  return _compute(ranks, specs=tuple(specs), options=options)
+
+
+def mean(values: ArrayLike | Mapping[str, ArrayLike], *, empty: str = "zero"):
+  """Mean over lists honouring the empty-list policy.
+
+  ``empty="skip"`` averages only the lists that have relevant items (their per-list value is NaN);
+  ``"zero"`` and ``"nan"`` average every list (with ``"nan"`` an empty list makes the mean NaN).
+  A mapping (as returned by :func:`evaluate`) is reduced value by value.
+
+  Example:
+    >>> import jaxrank
+    >>> float(jaxrank.mean([1.0, float("nan"), 0.5], empty="skip"))
+    0.75
+  """
+  _checks.check_choice("empty", empty, _formulas.EMPTY)
+  if isinstance(values, Mapping):
+    return {name: mean(v, empty=empty) for name, v in values.items()}
+  values = jnp.asarray(values)
+  return jnp.nanmean(values) if empty == "skip" else jnp.mean(values)
+
+
+def evaluate(scores: ArrayLike | Ranks, labels: ArrayLike | None = None,
+             metrics: Sequence[str] = ("ndcg@10", "map", "mrr", "precision@10", "recall@10"), *,
+             where: ArrayLike | None = None, threshold: float = 1,
+             gain: str | Callable = "linear", discount: Callable | None = None,
+             ties: str = "average", tie_key: ArrayLike | None = None, empty: str = "zero",
+             ap_denominator: str = "all", precision_denominator: str = "k", beta: float = 1.0,
+             reduce: str | None = None, max_relevant: int | None = None,
+             method: str = "auto") -> dict[str, jax.Array]:
+  """Computes many metrics at many cutoffs from one rank core (one pass over the scores).
+
+  ``metrics`` are metric function names with an optional ``@k`` (``"ndcg@10"``,
+  ``"precision@5"``) or the aliases ``map``, ``mrr``, ``mar``, ``p@k``, ``r@k``, ``hr@k``
+  (also ``ap``, ``rr``, ``hits``, ``success``, ``rprec``, ``mr``). Every option means what it
+  means in the single-metric functions (see :func:`jaxrank.ndcg` and friends) and is applied to
+  every metric it concerns.
+
+  Args:
+    scores: ``[..., n]`` scores, or a :class:`jaxrank.Ranks` (then ``labels`` is None).
+    labels: ``[..., n]`` non-negative relevance grades.
+    metrics: the metric names.
+    reduce: ``None`` returns per-list arrays of the leading shape; ``"mean"`` returns their mean
+      under the ``empty`` policy (see :func:`jaxrank.mean`).
+
+  Returns:
+    ``{name: values}`` with the names as given.
+
+  Example:
+    >>> import jaxrank
+    >>> out = jaxrank.evaluate([[0.9, 0.8, 0.1]], [[0, 1, 1]], ["map", "ndcg@2"])
+    >>> {k: round(float(v[0]), 4) for k, v in out.items()}
+    {'map': 0.5833, 'ndcg@2': 0.3869}
+  """
+  if isinstance(metrics, str):
+    metrics = [metrics]
+  metrics = list(metrics)
+  if not metrics:
+    raise ValueError("metrics must name at least one metric, got an empty list")
+  if reduce not in (None, "mean"):
+    raise ValueError(f"reduce must be None or 'mean', got {reduce!r}")
+  options = make_options(threshold=threshold, gain=gain, discount=discount, ties=ties,
+                         empty=empty, ap_denominator=ap_denominator,
+                         precision_denominator=precision_denominator, beta=beta)
+  specs = [parse_metric(name) for name in metrics]
+  values = compute(scores, labels, specs, options, where=where, tie_key=tie_key,
+                   max_relevant=max_relevant, method=method)
+  out = dict(zip(metrics, values))
+  return mean(out, empty=empty) if reduce == "mean" else out

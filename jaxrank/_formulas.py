@@ -1,0 +1,334 @@
+"""Metric formulas on the rank core, exact in expectation over the orders of tied scores.
+
+Each formula reads a :class:`~jaxrank._ranks.Ranks` and returns ``(value, empty)`` per list.
+With ``ties="average"`` a relevant item in a tie group ``[lo, hi]`` of size ``g = hi - lo + 1``
+holding ``r_g`` relevant items sits at each position of the group with probability ``1/g``, and each
+other relevant item of its group is ahead of it with probability ``(y - 1)/(g - 1)`` when it sits at
+the group's ``y``-th position. Sums over a group's positions use prefix tables kept as float32
+(high, low) pairs, so differences keep float64-like accuracy deep in long lists. These are the
+McSherry & Najork (ECIR 2008) tie-aware values; other policies collapse every group to exact
+positions first, after which the same formulas reduce to the textbook ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from jaxrank._ranks import Ranks
+
+EMPTY = ("zero", "skip", "nan")
+GAINS = ("linear", "exp2")
+AP_DENOMINATORS = ("all", "min_k", "retrieved")
+PRECISION_DENOMINATORS = ("k", "min_k_n")
+
+
+def log2_discount(rank: jax.Array) -> jax.Array:
+  r"""The standard DCG discount :math:`1/\log_2(1 + \mathrm{rank})` (trec_eval, sklearn, Rax).
+
+  Example:
+    >>> import jaxrank
+    >>> float(jaxrank.log2_discount(3.0))
+    0.5
+  """
+  return 1.0 / jnp.log2(1.0 + rank)
+
+
+def _reciprocal(rank):
+  return 1.0 / rank
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+  """The metric options, hashable so they can be static under ``jit``."""
+
+  threshold: float = 1.0
+  gain: str | Callable = "linear"
+  discount: Callable | None = None
+  ties: str = "average"
+  empty: str = "zero"
+  ap_denominator: str = "all"
+  precision_denominator: str = "k"
+  beta: float = 1.0
+
+  @property
+  def discount_fn(self) -> Callable:
+    return log2_discount if self.discount is None else self.discount
+
+  def gain_of(self, grades: jax.Array) -> jax.Array:
+    if self.gain == "linear":
+      return grades
+    if self.gain == "exp2":
+      return jnp.exp2(grades) - 1.0
+    return jnp.asarray(self.gain(grades), jnp.float32)
+
+
+# ----------------------------------------------------------------------------------------------
+# Shared pieces.
+
+
+@functools.lru_cache(maxsize=64)
+def _prefix_table(fn: Callable, size: int) -> tuple[np.ndarray, np.ndarray]:
+  """F[p] = sum_{q <= p} fn(q) for p in 0..size, as a float32 (high, low) pair."""
+  with jax.ensure_compile_time_eval():
+    values = np.asarray(fn(np.arange(1, size + 1, dtype=np.float64)), dtype=np.float64)
+  total = np.concatenate([[0.0], np.cumsum(values)])
+  high = total.astype(np.float32)
+  return high, (total - high.astype(np.float64)).astype(np.float32)
+
+
+def _window_sum(fn, size, a, b):
+  """sum_{p = a + 1}^{b} fn(p), with 0 <= a <= b <= size."""
+  high, low = _prefix_table(fn, size)
+  high, low = jnp.asarray(high), jnp.asarray(low)
+  return (high[b] - high[a]) + (low[b] - low[a])
+
+
+def _window(lo, hi, cap):
+  """Positions of each group inside the top ``cap``: (a, b] with count m = b - a >= 0."""
+  a = jnp.minimum(lo - 1, cap)
+  b = jnp.minimum(hi, cap)
+  return a, b, (b - a)
+
+
+def positions(r: Ranks, ties: str) -> tuple[jax.Array, jax.Array]:
+  """The (lo, hi) the formulas read under a tie policy; non-average policies give lo == hi."""
+  if r.resolved or ties == "average":
+    return r.lo, r.hi
+  if ties == "first":
+    raise ValueError("ties='first' needs the order of tied items: build the Ranks with "
+                     "ties='first' (e.g. jaxrank.from_dense(..., ties='first')) or pass scores")
+  positive = r.grades > 0
+  same = positive[..., None, :] & (r.lo[..., None, :] == r.lo[..., :, None])
+  gi, gj = r.grades[..., :, None], r.grades[..., None, :]
+  idx = jnp.arange(r.lo.shape[-1])
+  if ties == "optimistic":  # relevant first, higher grades first, then slot order
+    ahead = same & ((gj > gi) | ((gj == gi) & (idx[None, :] < idx[:, None])))
+    pos = r.lo + jnp.sum(ahead, axis=-1, dtype=jnp.int32)
+  else:  # pessimistic: relevant last, lower grades first
+    behind = same & ((gj > gi) | ((gj == gi) & (idx[None, :] > idx[:, None])))
+    pos = r.hi - jnp.sum(behind, axis=-1, dtype=jnp.int32)
+  return pos, pos
+
+
+def _relevant(r: Ranks, o: Options) -> jax.Array:
+  return (r.grades >= o.threshold) & (r.grades > 0)
+
+
+def _cap(r: Ranks, k: int | None) -> int:
+  return r.size if k is None else min(k, r.size)
+
+
+def _expected_hits(lo, hi, rel, cap):
+  """Expected number of relevant items within the top ``cap`` (``cap`` may be per list)."""
+  _, _, m = _window(lo, hi, cap)
+  return jnp.sum(jnp.where(rel, m / (hi - lo + 1), 0.0), axis=-1)
+
+
+def _group_counts(lo, rel):
+  """Per slot: relevant items in strictly earlier groups, and relevant items in its own group."""
+  li, lj = lo[..., :, None], lo[..., None, :]
+  relj = rel[..., None, :]
+  before = jnp.sum(relj & (lj < li), axis=-1, dtype=jnp.int32)
+  same = jnp.sum(relj & (lj == li), axis=-1, dtype=jnp.int32)
+  return before.astype(jnp.float32), same.astype(jnp.float32)
+
+
+def _first_hit(lo, hi, rel, cap, size, f):
+  """E[f(rank of the first relevant item)] restricted to ranks <= cap.
+
+  In the first tie group holding a relevant item (size g, r relevant), the first relevant item is at
+  the group's y-th position with P(y) = C(g - y, r - 1) / C(g, r): P(1) = r/g and
+  P(y + 1) = P(y) (g - y - r + 1) / (g - y). The loop runs over the longest such group in the
+  batch, cut at ``cap``; without ties that is a single step.
+  """
+  first = jnp.min(jnp.where(rel, lo, size + 1), axis=-1)
+  in_first = rel & (lo == first[..., None])
+  r = jnp.sum(in_first, axis=-1).astype(jnp.float32)
+  g = jnp.max(jnp.where(in_first, hi - lo + 1, 1), axis=-1).astype(jnp.float32)
+  steps = jnp.where(r > 0, jnp.minimum(g - r + 1, (cap - first + 1).astype(jnp.float32)), 0.0)
+  steps = jnp.maximum(steps, 0.0)
+
+  def body(state):
+    y, p, acc = state
+    acc = acc + jnp.where(y <= steps, p * f((first - 1).astype(jnp.float32) + y), 0.0)
+    p = p * (g - y - r + 1) / jnp.maximum(g - y, 1.0)
+    return y + 1, p, acc
+
+  init = (jnp.float32(1.0), jnp.where(r > 0, r / g, 0.0), jnp.zeros(first.shape, jnp.float32))
+  _, _, acc = lax.while_loop(lambda s: s[0] <= jnp.max(steps, initial=0.0), body, init)
+  return acc
+
+
+# ----------------------------------------------------------------------------------------------
+# The metrics. Each returns (value, empty) for every list.
+
+
+def precision(r, k, o):
+  lo, hi = positions(r, o.ties)
+  rel = _relevant(r, o)
+  hits = _expected_hits(lo, hi, rel, _cap(r, k))
+  return hits / jnp.maximum(_precision_denominator(r, k, o), 1), ~jnp.any(rel, axis=-1)
+
+
+def _precision_denominator(r, k, o):
+  if k is None:
+    return r.num_items.astype(jnp.float32)
+  if o.precision_denominator == "k":
+    return jnp.full(r.shape, k, jnp.float32)
+  return jnp.minimum(k, r.num_items).astype(jnp.float32)
+
+
+def recall(r, k, o):
+  lo, hi = positions(r, o.ties)
+  rel = _relevant(r, o)
+  nrel = jnp.sum(rel, axis=-1)
+  return _expected_hits(lo, hi, rel, _cap(r, k)) / jnp.maximum(nrel, 1), nrel == 0
+
+
+def fbeta(r, k, o):
+  # F = (1 + b^2) P R / (b^2 P + R) = (1 + b^2) hits / (b^2 R + D): linear in hits, so the
+  # expectation over tie orders is exact.
+  lo, hi = positions(r, o.ties)
+  rel = _relevant(r, o)
+  nrel = jnp.sum(rel, axis=-1)
+  hits = _expected_hits(lo, hi, rel, _cap(r, k))
+  b2 = o.beta**2
+  denom = b2 * nrel + _precision_denominator(r, k, o)
+  return (1 + b2) * hits / jnp.maximum(denom, 1e-30), nrel == 0
+
+
+def r_precision(r, k, o):
+  lo, hi = positions(r, o.ties)
+  rel = _relevant(r, o)
+  nrel = jnp.sum(rel, axis=-1, dtype=jnp.int32)
+  cut = nrel if k is None else jnp.minimum(nrel, k)
+  hits = _expected_hits(lo, hi, rel, cut[..., None])
+  return hits / jnp.maximum(cut, 1), nrel == 0
+
+
+def hit_rate(r, k, o):
+  lo, hi = positions(r, o.ties)
+  rel = _relevant(r, o)
+  value = _first_hit(lo, hi, rel, _cap(r, k), r.size, lambda p: jnp.ones_like(p))
+  return value, ~jnp.any(rel, axis=-1)
+
+
+def reciprocal_rank(r, k, o):
+  lo, hi = positions(r, o.ties)
+  rel = _relevant(r, o)
+  value = _first_hit(lo, hi, rel, _cap(r, k), r.size, lambda p: 1.0 / p)
+  return value, ~jnp.any(rel, axis=-1)
+
+
+def average_precision(r, k, o):
+  lo, hi = positions(r, o.ties)
+  rel = _relevant(r, o)
+  cap = _cap(r, k)
+  before, same = _group_counts(lo, rel)
+  a, b, m = _window(lo, hi, cap)
+  g = (hi - lo + 1).astype(jnp.float32)
+  # sum over the group's positions p in (a, b] of (1 + before + (same-1)(p-lo)/(g-1)) / p
+  dh = _window_sum(_reciprocal, r.size, a, b)
+  tied = ((1 + before) * dh + (same - 1) / jnp.maximum(g - 1, 1) * (m - lo * dh)) / g
+  exact = jnp.where(lo <= cap, (1 + before) / lo, 0.0)
+  total = jnp.sum(jnp.where(rel, jnp.where(g == 1, exact, tied), 0.0), axis=-1)
+  nrel = jnp.sum(rel, axis=-1)
+  if o.ap_denominator == "all":
+    denom = nrel.astype(jnp.float32)
+  elif o.ap_denominator == "min_k":
+    denom = nrel.astype(jnp.float32) if k is None else jnp.minimum(nrel, k).astype(jnp.float32)
+  else:
+    denom = _expected_hits(lo, hi, rel, cap)
+  return jnp.where(denom > 0, total / jnp.where(denom > 0, denom, 1), 0.0), nrel == 0
+
+
+def average_recall(r, k, o):
+  lo, hi = positions(r, o.ties)
+  rel = _relevant(r, o)
+  before, same = _group_counts(lo, rel)
+  _, _, m = _window(lo, hi, _cap(r, k))
+  g = (hi - lo + 1).astype(jnp.float32)
+  # sum over positions in the window of (1 + relevant ahead), each divided by R, averaged over R
+  mass = ((1 + before) * m + (same - 1) / jnp.maximum(g - 1, 1) * m * (m - 1) / 2) / g
+  nrel = jnp.sum(rel, axis=-1).astype(jnp.float32)
+  total = jnp.sum(jnp.where(rel, mass, 0.0), axis=-1)
+  return total / jnp.maximum(nrel, 1) ** 2, nrel == 0
+
+
+def dcg(r, k, o):
+  return _dcg(r, k, o), ~jnp.any(r.grades > 0, axis=-1)
+
+
+def _dcg(r, k, o):
+  lo, hi = positions(r, o.ties)
+  cap = _cap(r, k)
+  disc = o.discount_fn
+  gains = jnp.where(r.grades > 0, o.gain_of(r.grades), 0.0)
+  a, b, _ = _window(lo, hi, cap)
+  g = hi - lo + 1
+  exact = jnp.where(lo <= cap, disc(lo.astype(jnp.float32)), 0.0)
+  tied = _window_sum(disc, r.size, a, b) / g
+  return jnp.sum(gains * jnp.where(g == 1, exact, tied), axis=-1)
+
+
+def _ideal_dcg(r, k, o):
+  positive = r.grades > 0
+  gi, gj = r.grades[..., :, None], r.grades[..., None, :]
+  idx = jnp.arange(r.grades.shape[-1])
+  ahead = positive[..., None, :] & ((gj > gi) | ((gj == gi) & (idx[None, :] < idx[:, None])))
+  ideal = 1 + jnp.sum(ahead, axis=-1, dtype=jnp.int32)
+  gains = jnp.where(positive, o.gain_of(r.grades), 0.0)
+  disc = o.discount_fn(ideal.astype(jnp.float32))
+  return jnp.sum(jnp.where(ideal <= _cap(r, k), gains * disc, 0.0), axis=-1)
+
+
+def ndcg(r, k, o):
+  ideal = _ideal_dcg(r, k, o)
+  value = _dcg(r, k, o) / jnp.where(ideal > 0, ideal, 1.0)
+  return jnp.clip(value, 0.0, 1.0), ~(ideal > 0)
+
+
+def mean_rank(r, k, o):
+  lo, hi = positions(r, o.ties)
+  rel = _relevant(r, o)
+  censor = (r.num_items + 1 if k is None else jnp.full(r.shape, k + 1)).astype(jnp.float32)
+  c = censor[..., None]
+  lo_f, hi_f = lo.astype(jnp.float32), hi.astype(jnp.float32)
+  top = jnp.minimum(hi_f, c - 1)
+  below = jnp.where(top >= lo_f, (lo_f + top) * (top - lo_f + 1) / 2, 0.0)
+  beyond = c * jnp.maximum(hi_f - jnp.maximum(lo_f, c) + 1, 0.0)
+  expected = (below + beyond) / (hi_f - lo_f + 1)
+  nrel = jnp.sum(rel, axis=-1)
+  return jnp.sum(jnp.where(rel, expected, 0.0), axis=-1) / jnp.maximum(nrel, 1), nrel == 0
+
+
+FORMULAS = {
+    "precision": precision,
+    "recall": recall,
+    "fbeta": fbeta,
+    "hit_rate": hit_rate,
+    "reciprocal_rank": reciprocal_rank,
+    "average_precision": average_precision,
+    "average_recall": average_recall,
+    "dcg": dcg,
+    "ndcg": ndcg,
+    "r_precision": r_precision,
+    "mean_rank": mean_rank,
+}
+
+
+def finish(value: jax.Array, empty: jax.Array, r: Ranks, o: Options) -> jax.Array:
+  """Applies the empty-list policy and marks overflowed lists NaN."""
+  value = value.astype(jnp.float32)
+  if o.empty == "zero":
+    value = jnp.where(empty, 0.0, value)
+  else:
+    value = jnp.where(empty, jnp.nan, value)
+  return jnp.where(r.overflow, jnp.nan, value)

@@ -1,0 +1,421 @@
+"""The rank core: the ranks of each list's relevant items, built once and read by every metric.
+
+Every metric in jaxrank is a function of where the relevant items sit in the ranking. ``Ranks``
+holds exactly that, for any number of leading batch dimensions ``...`` and ``m`` slots per list:
+
+* ``lo[..., m]``, ``hi[..., m]`` (int32): the optimistic and pessimistic 1-based rank of each
+  slot's item. With tied scores the item may land anywhere in ``[lo, hi]`` (its tie group); without
+  ties ``lo == hi``. ``lo = 1 + #{valid items scored strictly higher}``,
+  ``hi = #{valid items scored higher or equal}``. Slots whose item was not ranked (padding slots, a
+  relevant id absent from a ranked list) hold ``size + 1``.
+* ``grades[..., m]`` (float32): the relevance grade of each slot's item; 0 marks an unused slot.
+* ``num_items[...]`` (int32): how many valid items the list ranks (``n`` in the docs).
+* ``overflow[...]`` (bool): the list had more relevant items than slots (only possible under
+  ``jit`` with too small a ``max_relevant``); every metric of such a list is NaN.
+* ``size`` (static int): the largest possible rank, i.e. the padded list length.
+
+Scores are compared through an order-preserving integer key: NaN scores rank below every number
+(``-inf`` included) and tie with each other, ``-0.0 == 0.0``, and padded items (``where=False``)
+are not ranked at all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.typing import ArrayLike
+
+from jaxrank import _checks
+
+TIES = ("average", "optimistic", "pessimistic", "first")
+METHODS = ("auto", "count", "sort")
+
+
+@functools.partial(
+    jax.tree_util.register_dataclass,
+    data_fields=["lo", "hi", "grades", "num_items", "overflow"],
+    meta_fields=["size", "resolved"],
+)
+@dataclasses.dataclass(frozen=True)
+class Ranks:
+  """Ranks of the relevant items of a batch of lists (see the module docstring).
+
+  ``resolved`` is True when ties were already broken at construction (``ties="first"`` or an input
+  form without scores), so ``lo == hi`` everywhere. Build one with :func:`from_dense`,
+  :func:`from_sparse`, :func:`from_ranked_ids` or :func:`from_candidates`.
+  """
+
+  lo: jax.Array
+  hi: jax.Array
+  grades: jax.Array
+  num_items: jax.Array
+  overflow: jax.Array
+  size: int
+  resolved: bool = False
+
+  @property
+  def shape(self) -> tuple[int, ...]:
+    """The leading (batch) shape: the shape of every per-list metric."""
+    return tuple(self.num_items.shape)
+
+
+# ----------------------------------------------------------------------------------------------
+# Order-preserving integer keys.
+
+
+def _int_info(dtype) -> tuple[int, int]:
+  info = jnp.iinfo(dtype)
+  return int(info.min), int(info.max)
+
+
+def sort_keys(scores: jax.Array, valid: jax.Array | None) -> jax.Array:
+  """Maps scores to integers with the same order; NaN just above padding, padding at the bottom."""
+  x = scores
+  if jnp.issubdtype(x.dtype, jnp.floating):
+    if x.dtype == jnp.float64:
+      x, idt, bits_n = x, jnp.int64, 64
+    else:
+      x, idt, bits_n = x.astype(jnp.float32), jnp.int32, 32
+    lo_, hi_ = _int_info(idt)
+    bits = lax.bitcast_convert_type(x + 0.0, idt)  # x + 0.0 turns -0.0 into +0.0
+    keys = bits ^ ((bits >> (bits_n - 1)) & hi_)
+    keys = jnp.where(jnp.isnan(x), lo_ + 1, keys)
+  else:
+    wide = jax.config.jax_enable_x64 and x.dtype.itemsize == 8
+    idt = jnp.int64 if wide else jnp.int32
+    lo_, hi_ = _int_info(idt)
+    keys = jnp.clip(x, lo_ + 2, hi_).astype(idt)
+  if valid is not None:
+    keys = jnp.where(valid, keys, lo_)
+  return keys
+
+
+# ----------------------------------------------------------------------------------------------
+# Counting kernels: for each slot key, how many items score higher / higher-or-equal.
+
+
+def _counts_by_compare(keys, slot_keys):
+  """O(n) per slot; fused compare-and-reduce, no [.., m, n] array is stored."""
+  gt = jnp.sum(keys[..., None, :] > slot_keys[..., :, None], axis=-1, dtype=jnp.int32)
+  ge = jnp.sum(keys[..., None, :] >= slot_keys[..., :, None], axis=-1, dtype=jnp.int32)
+  return gt, ge
+
+
+def _counts_by_sort(keys, slot_keys):
+  """One single-operand sort per list, then binary search of each slot key (fast on CPU)."""
+  n = keys.shape[-1]
+  lead = keys.shape[:-1]
+  s = lax.sort(keys.reshape(-1, n), dimension=-1)
+  q = slot_keys.reshape(s.shape[0], -1)
+  m = q.shape[-1]
+  # For integer keys, #{key >= q} = #{key > q - 1}: one 'right' search over both query sets.
+  both = jnp.concatenate([q, q - 1], axis=-1)
+  below = jax.vmap(functools.partial(jnp.searchsorted, side="right"))(s, both)
+  above = (n - below).astype(jnp.int32)
+  gt, ge = above[:, :m], above[:, m:]
+  return gt.reshape(*lead, m), ge.reshape(*lead, m)
+
+
+def _choose_method(method: str, num_slots: int) -> str:
+  _checks.check_choice("method", method, METHODS)
+  if method != "auto":
+    return method
+  # XLA's CPU sort of int32 keys costs about as much as comparing 16 slots against every item;
+  # on accelerators the comparison kernel is bandwidth-bound and always wins (bench/).
+  return "sort" if jax.default_backend() == "cpu" and num_slots > 16 else "count"
+
+
+def _first_counts(keys, slot_keys, slot_index, tie_key, slot_tie):
+  """Strict 1-based position with ties broken by larger ``tie_key`` first, then earlier index."""
+  n = keys.shape[-1]
+  idx = jnp.arange(n, dtype=jnp.int32)
+  eq = keys[..., None, :] == slot_keys[..., :, None]
+  earlier = idx[None, :] < slot_index[..., :, None]
+  if tie_key is not None:
+    tk = tie_key[..., None, :]
+    st = slot_tie[..., :, None]
+    earlier = (tk > st) | ((tk == st) & earlier)
+  gt = jnp.sum(keys[..., None, :] > slot_keys[..., :, None], axis=-1, dtype=jnp.int32)
+  return gt + jnp.sum(eq & earlier, axis=-1, dtype=jnp.int32)
+
+
+def _slot_ranks(keys, slot_keys, slot_ok, *, ties, method, slot_index=None, tie_key=None,
+                slot_tie=None, size):
+  """lo/hi for every slot; unused slots get ``size + 1``."""
+  if ties == "first":
+    pos = _first_counts(keys, slot_keys, slot_index, tie_key, slot_tie) + 1
+    lo = hi = pos
+  else:
+    method = _choose_method(method, slot_keys.shape[-1])
+    counts = _counts_by_sort if method == "sort" else _counts_by_compare
+    gt, ge = counts(keys, slot_keys)
+    lo, hi = gt + 1, ge
+  out = jnp.int32(size + 1)
+  return jnp.where(slot_ok, lo, out), jnp.where(slot_ok, hi, out)
+
+
+# ----------------------------------------------------------------------------------------------
+# Public constructors, one per input form.
+
+
+def _bucket(count: int, cap: int) -> int:
+  """Rounds a slot count up to 1, 2, 3, 4, 6, 8, 12, 16, 24, ... (at most 1.5x), capped at ``cap``.
+
+  Few distinct slot counts means few compilations for a stream of differently sized inputs.
+  """
+  b = 1
+  while b < count:
+    b = b + max(1, b // 2) if b & (b - 1) == 0 else b * 4 // 3
+  return max(1, min(b, cap))
+
+
+def _check_ties_args(ties, method, tie_key, shape):
+  _checks.check_choice("ties", ties, TIES)
+  _checks.check_choice("method", method, METHODS)
+  if tie_key is not None:
+    tie_key = _checks.as_array("tie_key", tie_key, kinds="fi")
+    _checks.check_same_shape("tie_key", tie_key, "scores", shape)
+    if ties != "first":
+      raise ValueError(f"tie_key is only used with ties='first', got ties={ties!r}")
+    tie_key = sort_keys(tie_key, None)
+  return tie_key
+
+
+def from_dense(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | None = None, *,
+               ties: str = "average", tie_key: ArrayLike | None = None,
+               max_relevant: int | None = None, method: str = "auto") -> Ranks:
+  r"""Builds :class:`Ranks` from dense per-item scores and graded labels.
+
+  Items with ``labels > 0`` (and ``where`` True) are the relevant slots; ``lo``/``hi`` are
+  :math:`1 + |\{j: s_j > s_i\}|` and :math:`|\{j: s_j \ge s_i\}|` over valid items ``j``.
+
+  Args:
+    scores: ``[..., n]`` float or int scores; higher ranks first. NaN ranks last.
+    labels: ``[..., n]`` non-negative grades (0 = not relevant), int, float or bool.
+    where: optional ``[..., n]`` bool; False items are padding and are not ranked.
+    ties: ``"first"`` breaks ties here (by larger ``tie_key``, then earlier index), so ``lo ==
+      hi``; any other value keeps the tie bounds and lets each metric apply its ``ties`` policy.
+    tie_key: optional ``[..., n]`` secondary key for ``ties="first"`` (larger first), e.g. a doc
+      id order to reproduce trec_eval.
+    max_relevant: number of relevant slots per list. ``None`` computes it from concrete labels
+      (rounded up so few distinct values compile); under ``jit`` it falls back to ``n``, so pass
+      it there for speed. A traced list with more relevant items than slots yields NaN metrics.
+    method: ``"auto"``, ``"count"`` (compare every slot with every item) or ``"sort"`` (sort each
+      list once, then binary-search); the result never depends on it.
+
+  Returns:
+    The :class:`Ranks` of the relevant items.
+
+  Example:
+    >>> import jaxrank
+    >>> r = jaxrank.from_dense([[0.1, 0.9, 0.9]], [[1, 1, 0]])
+    >>> r.lo.tolist(), r.hi.tolist()
+    ([[3, 1]], [[3, 2]])
+  """
+  scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1)
+  labels = _checks.as_array("labels", labels, kinds="fib")
+  _checks.check_same_shape("labels", labels, "scores", scores.shape)
+  _checks.check_labels("labels", labels)
+  valid = None
+  if where is not None:
+    valid = _checks.as_array("where", where, kinds="b")
+    _checks.check_same_shape("where", valid, "scores", scores.shape)
+  tie_key = _check_ties_args(ties, method, tie_key, scores.shape)
+  n = scores.shape[-1]
+  grades = jnp.maximum(labels.astype(jnp.float32), 0.0)
+  positive = grades > 0 if valid is None else (grades > 0) & valid
+  if max_relevant is None:
+    if _checks.is_concrete(positive):
+      most = int(np.max(np.sum(np.asarray(positive), axis=-1), initial=0))
+      max_relevant = _bucket(most, n)
+    else:
+      max_relevant = n
+  else:
+    max_relevant = _checks.check_k(max_relevant, "max_relevant")
+    if _checks.is_concrete(positive):
+      most = int(np.max(np.sum(np.asarray(positive), axis=-1), initial=0))
+      if most > max_relevant:
+        raise ValueError(f"max_relevant={max_relevant} is smaller than the largest number of "
+                         f"relevant items in a list ({most})")
+    max_relevant = min(max_relevant, n)
+  return _from_dense(scores, grades, valid, positive, tie_key, ties=ties, m=max_relevant,
+                     method=method)
+
+
+@functools.partial(jax.jit, static_argnames=("ties", "m", "method"))
+def _from_dense(scores, grades, valid, positive, tie_key, *, ties, m, method):
+  n = scores.shape[-1]
+  keys = sort_keys(scores, valid)
+  num_items = (jnp.full(scores.shape[:-1], n, jnp.int32) if valid is None
+               else jnp.sum(valid, axis=-1, dtype=jnp.int32))
+  count = jnp.sum(positive, axis=-1, dtype=jnp.int32)
+  if m >= n:
+    slot_index = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), scores.shape)
+    slot_ok = positive
+  else:
+    # The first m positive positions, found by a top-k over (-index) of the positive items.
+    order = jnp.where(positive, -jnp.arange(n, dtype=jnp.float32), -jnp.inf)
+    top, slot_index = lax.top_k(order, m)
+    slot_ok = top > -jnp.inf
+  take = functools.partial(jnp.take_along_axis, indices=slot_index, axis=-1)
+  slot_grades = jnp.where(slot_ok, take(grades), 0.0)
+  slot_keys = take(keys)
+  slot_tie = None if tie_key is None else take(tie_key)
+  lo, hi = _slot_ranks(keys, slot_keys, slot_ok, ties=ties, method=method,
+                       slot_index=slot_index, tie_key=tie_key, slot_tie=slot_tie, size=n)
+  return Ranks(lo=lo, hi=hi, grades=slot_grades, num_items=num_items, overflow=count > m,
+               size=n, resolved=ties == "first")
+
+
+def _grades_for(relevant_ids, relevant_grades):
+  if relevant_grades is None:
+    return jnp.ones(relevant_ids.shape, jnp.float32)
+  g = _checks.as_array("relevant_grades", relevant_grades, kinds="fib")
+  _checks.check_same_shape("relevant_grades", g, "relevant_ids", relevant_ids.shape)
+  _checks.check_labels("relevant_grades", g)
+  return jnp.maximum(g.astype(jnp.float32), 0.0)
+
+
+def from_sparse(scores: ArrayLike, relevant_ids: ArrayLike,
+                relevant_grades: ArrayLike | None = None, where: ArrayLike | None = None, *,
+                ties: str = "average", tie_key: ArrayLike | None = None,
+                method: str = "auto") -> Ranks:
+  r"""Builds :class:`Ranks` from scores over a catalog and the ids of the relevant items.
+
+  Memory is O(lists x (relevant + n)): no ``[lists, relevant, n]`` array is formed.
+
+  Args:
+    scores: ``[..., n]`` scores of every catalog item.
+    relevant_ids: ``[..., r]`` int ids in ``[0, n)`` of the relevant items; ``-1`` pads.
+    relevant_grades: optional ``[..., r]`` grades (default 1); a grade of 0 drops the slot.
+    where: optional ``[..., n]`` bool of rankable items (e.g. filtered-out items False). A
+      relevant item with ``where=False`` counts as relevant but is never retrieved.
+    ties, tie_key, method: as in :func:`from_dense`.
+
+  Example:
+    >>> import jaxrank
+    >>> r = jaxrank.from_sparse([[0.3, 0.9, 0.1, 0.5]], [[3, -1]])
+    >>> r.lo.tolist(), r.grades.tolist()
+    ([[2, 5]], [[1.0, 0.0]])
+  """
+  scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1)
+  ids = _checks.as_array("relevant_ids", relevant_ids, kinds="i")
+  _checks.check_leading("relevant_ids", ids, "scores", scores.shape[:-1])
+  _checks.check_ids("relevant_ids", ids, scores.shape[-1], "the number of scores")
+  grades = _grades_for(ids, relevant_grades)
+  valid = None
+  if where is not None:
+    valid = _checks.as_array("where", where, kinds="b")
+    _checks.check_same_shape("where", valid, "scores", scores.shape)
+  tie_key = _check_ties_args(ties, method, tie_key, scores.shape)
+  return _from_sparse(scores, ids, grades, valid, tie_key, ties=ties, method=method)
+
+
+@functools.partial(jax.jit, static_argnames=("ties", "method"))
+def _from_sparse(scores, ids, grades, valid, tie_key, *, ties, method):
+  n = scores.shape[-1]
+  keys = sort_keys(scores, valid)
+  num_items = (jnp.full(scores.shape[:-1], n, jnp.int32) if valid is None
+               else jnp.sum(valid, axis=-1, dtype=jnp.int32))
+  used = (ids >= 0) & (grades > 0)
+  safe = jnp.clip(ids, 0, n - 1).astype(jnp.int32)
+  take = functools.partial(jnp.take_along_axis, indices=safe, axis=-1)
+  ranked = used if valid is None else used & take(valid)
+  slot_tie = None if tie_key is None else take(tie_key)
+  lo, hi = _slot_ranks(keys, take(keys), ranked, ties=ties, method=method, slot_index=safe,
+                       tie_key=tie_key, slot_tie=slot_tie, size=n)
+  return Ranks(lo=lo, hi=hi, grades=jnp.where(used, grades, 0.0), num_items=num_items,
+               overflow=jnp.zeros(num_items.shape, bool), size=n, resolved=ties == "first")
+
+
+def from_ranked_ids(ranked_ids: ArrayLike, relevant_ids: ArrayLike,
+                    relevant_grades: ArrayLike | None = None) -> Ranks:
+  """Builds :class:`Ranks` from ranked lists of item ids (no scores, so no ties).
+
+  The rank of an item is 1 + the number of non-padding entries before it. Relevant items that do
+  not appear are not retrieved: they count as relevant (recall and ideal DCG see them) and
+  contribute nothing else, as in trec_eval.
+
+  Args:
+    ranked_ids: ``[..., k]`` int ids, best first; ``-1`` pads (anywhere). Ids must not repeat.
+    relevant_ids: ``[..., r]`` int ids of the relevant items, ``-1`` pads; no repeats.
+    relevant_grades: optional ``[..., r]`` grades (default 1).
+
+  Example:
+    >>> import jaxrank
+    >>> r = jaxrank.from_ranked_ids([[7, 3, 5]], [[5, 9]])
+    >>> r.lo.tolist(), int(r.num_items[0])
+    ([[3, 4]], 3)
+  """
+  ranked = _checks.as_array("ranked_ids", ranked_ids, kinds="i", min_ndim=1)
+  ids = _checks.as_array("relevant_ids", relevant_ids, kinds="i")
+  _checks.check_leading("relevant_ids", ids, "ranked_ids", ranked.shape[:-1])
+  _checks.check_ids("ranked_ids", ranked, np.iinfo(np.int64).max, "any id")
+  _checks.check_ids("relevant_ids", ids, np.iinfo(np.int64).max, "any id")
+  grades = _grades_for(ids, relevant_grades)
+  return _from_ranked_ids(ranked, ids, grades)
+
+
+@jax.jit
+def _from_ranked_ids(ranked, ids, grades):
+  k = ranked.shape[-1]
+  valid = ranked >= 0
+  position = jnp.cumsum(valid, axis=-1, dtype=jnp.int32)  # 1-based rank at each entry
+  used = (ids >= 0) & (grades > 0)
+  match = (ranked[..., None, :] == ids[..., :, None]) & valid[..., None, :]
+  rank = jnp.max(jnp.where(match, position[..., None, :], 0), axis=-1)
+  rank = jnp.where(used & (rank > 0), rank, k + 1)
+  return Ranks(lo=rank, hi=rank, grades=jnp.where(used, grades, 0.0),
+               num_items=jnp.sum(valid, axis=-1, dtype=jnp.int32),
+               overflow=jnp.zeros(ranked.shape[:-1], bool), size=k, resolved=True)
+
+
+def from_candidates(positive_scores: ArrayLike, candidate_scores: ArrayLike,
+                    candidate_mask: ArrayLike | None = None, *, ties: str = "average") -> Ranks:
+  r"""Builds :class:`Ranks` for one positive scored against candidates (link prediction).
+
+  The positive's rank among itself and the valid candidates is ``lo = 1 + #{c > s}`` and
+  ``hi = 1 + #{c >= s}``; ``ties="first"`` ranks the positive before tied candidates (PyKEEN's
+  optimistic rank; use ``ties="pessimistic"`` or ``"average"`` in the metric for the others).
+
+  Args:
+    positive_scores: ``[...]`` score of each positive.
+    candidate_scores: ``[..., c]`` scores of its candidates (negatives).
+    candidate_mask: optional ``[..., c]`` bool, False drops a candidate (the filtered setting).
+    ties: ``"first"`` resolves ties at construction; anything else keeps the bounds.
+
+  Example:
+    >>> import jaxrank
+    >>> r = jaxrank.from_candidates([0.5], [[0.9, 0.5, 0.1]])
+    >>> r.lo.tolist(), r.hi.tolist()
+    ([[2]], [[3]])
+  """
+  pos = _checks.as_array("positive_scores", positive_scores, kinds="fi")
+  cand = _checks.as_array("candidate_scores", candidate_scores, kinds="fi", min_ndim=1)
+  _checks.check_leading("candidate_scores", cand, "positive_scores", pos.shape)
+  mask = None
+  if candidate_mask is not None:
+    mask = _checks.as_array("candidate_mask", candidate_mask, kinds="b")
+    _checks.check_same_shape("candidate_mask", mask, "candidate_scores", cand.shape)
+  _checks.check_choice("ties", ties, TIES)
+  return _from_candidates(pos, cand, mask, ties=ties)
+
+
+@functools.partial(jax.jit, static_argnames=("ties",))
+def _from_candidates(pos, cand, mask, *, ties):
+  c = cand.shape[-1]
+  dtype = jnp.result_type(pos.dtype, cand.dtype)
+  keys = sort_keys(cand.astype(dtype), mask)
+  pk = sort_keys(pos.astype(dtype)[..., None], None)
+  gt, ge = _counts_by_compare(keys, pk)
+  lo = gt + 1
+  hi = lo if ties == "first" else ge + 1
+  num_items = 1 + (jnp.full(pos.shape, c, jnp.int32) if mask is None
+                   else jnp.sum(mask, axis=-1, dtype=jnp.int32))
+  return Ranks(lo=lo, hi=hi, grades=jnp.ones(lo.shape, jnp.float32), num_items=num_items,
+               overflow=jnp.zeros(pos.shape, bool), size=c + 1, resolved=ties == "first")
