@@ -1,0 +1,123 @@
+"""A slow, obviously-correct NumPy/Python reference: metrics of explicit orderings.
+
+``reference(name, scores, labels, ...)`` enumerates every ordering of the list that is consistent
+with the scores (all permutations inside tie groups) and averages the textbook metric over them for
+``ties="average"``; the other policies use one explicit ordering. Written independently of
+jaxrank's closed forms so the two can disagree.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+
+def log2_discount(rank):
+  return 1.0 / math.log2(1.0 + rank)
+
+
+def metric_of_order(name, ranked_grades, all_grades, *, k=None, threshold=1.0, gain="linear",
+                    discount=log2_discount, ap_denominator="all", precision_denominator="k",
+                    beta=1.0, n=None):
+  """One metric for one strict ordering. ``ranked_grades``: grades in rank order (retrieved items);
+  ``all_grades``: grades of every judged item of the list (retrieved or not).
+  Returns (value, empty)."""
+  n = len(ranked_grades) if n is None else n
+  cut = n if k is None else min(k, n)
+  rel = [g >= threshold and g > 0 for g in ranked_grades]
+  big_r = sum(1 for g in all_grades if g >= threshold and g > 0)
+  hits = sum(rel[:cut])
+  gain_fn = (lambda g: g) if gain == "linear" else (lambda g: 2.0**g - 1.0)
+  if name in ("precision", "fbeta"):
+    denom = n if k is None else (k if precision_denominator == "k" else min(k, n))
+    p = hits / denom if denom else 0.0
+    if name == "precision":
+      return p, big_r == 0
+    r = hits / big_r if big_r else 0.0
+    b2 = beta * beta
+    return ((1 + b2) * p * r / (b2 * p + r) if p + r > 0 else 0.0), big_r == 0
+  if name == "recall":
+    return (hits / big_r if big_r else 0.0), big_r == 0
+  if name == "hit_rate":
+    return float(hits > 0), big_r == 0
+  if name == "reciprocal_rank":
+    for i in range(cut):
+      if rel[i]:
+        return 1.0 / (i + 1), big_r == 0
+    return 0.0, big_r == 0
+  if name in ("average_precision", "average_recall"):
+    total, seen = 0.0, 0
+    for i in range(cut):
+      if rel[i]:
+        seen += 1
+        total += seen / (i + 1) if name == "average_precision" else seen / big_r
+    if name == "average_recall":
+      return (total / big_r if big_r else 0.0), big_r == 0
+    denom = {"all": big_r, "min_k": big_r if k is None else min(k, big_r), "retrieved": hits}
+    d = denom[ap_denominator]
+    return (total / d if d else 0.0), big_r == 0
+  if name == "r_precision":
+    c = big_r if k is None else min(k, big_r)
+    return (sum(rel[:c]) / c if c else 0.0), big_r == 0
+  if name == "mean_rank":
+    censor = n + 1 if k is None else k + 1
+    ranks = [min(i + 1, censor) for i in range(len(rel)) if rel[i]]
+    ranks += [censor] * (big_r - len(ranks))
+    return (sum(ranks) / big_r if big_r else 0.0), big_r == 0
+  if name in ("dcg", "ndcg"):
+    d = sum(gain_fn(g) * discount(i + 1) for i, g in enumerate(ranked_grades[:cut]) if g > 0)
+    if name == "dcg":
+      return d, not any(g > 0 for g in all_grades)
+    ideal = sorted((g for g in all_grades if g > 0), reverse=True)[:cut]
+    idcg = sum(gain_fn(g) * discount(i + 1) for i, g in enumerate(ideal))
+    return (d / idcg if idcg > 0 else 0.0), idcg == 0
+  raise KeyError(name)
+
+
+def _key(score):
+  """Sort key: higher scores first, NaN last (as jaxrank documents)."""
+  return (1, 0.0) if math.isnan(score) else (0, -score)
+
+
+def orderings(scores, grades, ties, tie_key=None):
+  """Yields item orderings (lists of indices) for the policy; ``average`` yields all of them."""
+  idx = list(range(len(scores)))
+  if ties == "first":
+    tk = [0] * len(scores) if tie_key is None else [-t for t in tie_key]
+    yield sorted(idx, key=lambda i: (_key(scores[i]), tk[i], i))
+  elif ties == "optimistic":
+    yield sorted(idx, key=lambda i: (_key(scores[i]), -grades[i], i))
+  elif ties == "pessimistic":
+    yield sorted(idx, key=lambda i: (_key(scores[i]), grades[i], -i))
+  else:
+    base = sorted(idx, key=lambda i: _key(scores[i]))
+    groups = [list(g) for _, g in itertools.groupby(base, key=lambda i: _key(scores[i]))]
+    for combo in itertools.product(*(itertools.permutations(g) for g in groups)):
+      yield [i for g in combo for i in g]
+
+
+def reference(name, scores, labels, where=None, *, ties="average", tie_key=None, empty="zero",
+              **options):
+  """Per-list reference values for a 2-D batch (float64 NumPy)."""
+  scores = np.asarray(scores, np.float64)
+  labels = np.asarray(labels, np.float64)
+  where = np.ones(scores.shape, bool) if where is None else np.asarray(where, bool)
+  out = []
+  for s, y, w, tk in zip(scores, labels, where,
+                         tie_key if tie_key is not None else [None] * len(scores)):
+    keep = np.flatnonzero(w)
+    s_, y_ = list(s[keep]), list(y[keep])
+    tk_ = None if tk is None else list(np.asarray(tk)[keep])
+    values, is_empty = [], False
+    for order in orderings(s_, y_, ties, tk_):
+      v, is_empty = metric_of_order(name, [y_[i] for i in order], y_, **options)
+      values.append(v)
+    value = float(np.mean(values)) if values else 0.0
+    if not values:
+      _, is_empty = metric_of_order(name, [], [], **options)
+    if is_empty:
+      value = 0.0 if empty == "zero" else float("nan")
+    out.append(value)
+  return np.asarray(out)
