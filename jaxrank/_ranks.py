@@ -82,7 +82,8 @@ def sort_keys(scores: jax.Array, valid: jax.Array | None) -> jax.Array:
     else:
       x, idt, bits_n = x.astype(jnp.float32), jnp.int32, 32
     lo_, hi_ = _int_info(idt)
-    bits = lax.bitcast_convert_type(x + 0.0, idt)  # x + 0.0 turns -0.0 into +0.0
+    x = jnp.where(x == 0, jnp.zeros((), x.dtype), x)  # -0.0 ties with +0.0
+    bits = lax.bitcast_convert_type(x, idt)
     keys = bits ^ ((bits >> (bits_n - 1)) & hi_)
     keys = jnp.where(jnp.isnan(x), lo_ + 1, keys)
   else:
@@ -96,18 +97,58 @@ def sort_keys(scores: jax.Array, valid: jax.Array | None) -> jax.Array:
 
 
 # ----------------------------------------------------------------------------------------------
-# Counting kernels: for each slot key, how many items score higher / higher-or-equal.
+# Counting kernels: for each slot key, how many valid items score higher / higher-or-equal.
 
 
-def _counts_by_compare(keys, slot_keys):
-  """O(n) per slot; fused compare-and-reduce, no [.., m, n] array is stored."""
-  gt = jnp.sum(keys[..., None, :] > slot_keys[..., :, None], axis=-1, dtype=jnp.int32)
-  ge = jnp.sum(keys[..., None, :] >= slot_keys[..., :, None], axis=-1, dtype=jnp.int32)
-  return gt, ge
+def _item_keys(items):
+  """Keys of (scores[, valid]) items, computed on the fly so no key array needs storing."""
+  return sort_keys(items[0], items[1] if len(items) > 1 else None)
 
 
-def _counts_by_sort(keys, slot_keys):
+def _sum_over_items(fn, items, num_slots):
+  """``sum_j fn(item_j, j)`` for every slot, without a ``[..., slots, n]`` array in memory.
+
+  ``fn(chunk, index)`` gets each item array as ``[..., 1, B]`` and the item indices ``[B]`` and
+  returns a tuple of bool ``[..., slots, B]`` predicates; the result is their int32 counts
+  ``[..., slots]``. Accelerators fuse the whole comparison into one reduction; XLA's CPU backend
+  would materialise it, so there the items are walked in chunks of a few MB.
+  """
+  n = items[0].shape[-1]
+
+  def counts(start, size):
+    part = tuple(lax.dynamic_slice_in_dim(x, start, size, axis=-1)[..., None, :] for x in items)
+    return tuple(jnp.sum(p, axis=-1, dtype=jnp.int32)
+                 for p in fn(part, start + jnp.arange(size, dtype=jnp.int32)))
+
+  if jax.default_backend() != "cpu":
+    return counts(0, n)
+  lists = max(1, int(np.prod(items[0].shape[:-1])))
+  chunk = int(np.clip(2**22 // (lists * num_slots), 16, 4096))
+  chunk = min(n, 1 << (chunk.bit_length() - 1))
+  full = n // chunk
+  acc = counts(0, chunk)
+  if full > 1:
+    acc = lax.fori_loop(
+        1, full, lambda i, a: tuple(x + y for x, y in zip(a, counts(i * chunk, chunk))), acc)
+  if n % chunk:
+    acc = tuple(x + y for x, y in zip(acc, counts(full * chunk, n % chunk)))
+  return acc
+
+
+def _counts_by_compare(items, slot_keys):
+  """O(n) per slot: #{items above} and #{items at or above} each slot key."""
+  q = slot_keys[..., :, None]
+
+  def above(chunk, _):
+    key = _item_keys(chunk)
+    return key > q, key >= q
+
+  return _sum_over_items(above, items, slot_keys.shape[-1])
+
+
+def _counts_by_sort(items, slot_keys):
   """One single-operand sort per list, then binary search of each slot key (fast on CPU)."""
+  keys = _item_keys(items)
   n = keys.shape[-1]
   lead = keys.shape[:-1]
   s = lax.sort(keys.reshape(-1, n), dimension=-1)
@@ -117,43 +158,46 @@ def _counts_by_sort(keys, slot_keys):
   both = jnp.concatenate([q, q - 1], axis=-1)
   below = jax.vmap(functools.partial(jnp.searchsorted, side="right"))(s, both)
   above = (n - below).astype(jnp.int32)
-  gt, ge = above[:, :m], above[:, m:]
-  return gt.reshape(*lead, m), ge.reshape(*lead, m)
+  return above[:, :m].reshape(*lead, m), above[:, m:].reshape(*lead, m)
 
 
 def _choose_method(method: str, num_slots: int) -> str:
-  _checks.check_choice("method", method, METHODS)
   if method != "auto":
     return method
-  # XLA's CPU sort of int32 keys costs about as much as comparing 16 slots against every item;
+  # XLA's CPU sort of int32 keys costs about as much as comparing 16 slots with every item;
   # on accelerators the comparison kernel is bandwidth-bound and always wins (bench/).
   return "sort" if jax.default_backend() == "cpu" and num_slots > 16 else "count"
 
 
-def _first_counts(keys, slot_keys, slot_index, tie_key, slot_tie):
-  """Strict 1-based position with ties broken by larger ``tie_key`` first, then earlier index."""
-  n = keys.shape[-1]
-  idx = jnp.arange(n, dtype=jnp.int32)
-  eq = keys[..., None, :] == slot_keys[..., :, None]
-  earlier = idx[None, :] < slot_index[..., :, None]
-  if tie_key is not None:
-    tk = tie_key[..., None, :]
-    st = slot_tie[..., :, None]
-    earlier = (tk > st) | ((tk == st) & earlier)
-  gt = jnp.sum(keys[..., None, :] > slot_keys[..., :, None], axis=-1, dtype=jnp.int32)
-  return gt + jnp.sum(eq & earlier, axis=-1, dtype=jnp.int32)
+def _first_counts(items, slot_keys, slot_index, tie_key, slot_tie):
+  """Items strictly ahead of each slot when ties go to the larger ``tie_key``, then lower index."""
+  q, qi = slot_keys[..., :, None], slot_index[..., :, None]
+  qt = None if tie_key is None else slot_tie[..., :, None]
+
+  def ahead(chunk, idx):
+    key = _item_keys(chunk[:len(items)])
+    earlier = idx < qi
+    if tie_key is not None:
+      earlier = (chunk[-1] > qt) | ((chunk[-1] == qt) & earlier)
+    return ((key > q) | ((key == q) & earlier),)
+
+  extra = () if tie_key is None else (tie_key,)
+  (count,) = _sum_over_items(ahead, items + extra, slot_keys.shape[-1])
+  return count
 
 
-def _slot_ranks(keys, slot_keys, slot_ok, *, ties, method, slot_index=None, tie_key=None,
-                slot_tie=None, size):
-  """lo/hi for every slot; unused slots get ``size + 1``."""
+def _slot_ranks(scores, valid, slot_ok, slot_index, *, ties, method, tie_key=None, size):
+  """lo/hi of the items at ``slot_index``; unused slots get ``size + 1``."""
+  items = (scores,) if valid is None else (scores, valid)
+  take = functools.partial(jnp.take_along_axis, indices=slot_index, axis=-1)
+  slot_keys = _item_keys(tuple(take(x) for x in items))
   if ties == "first":
-    pos = _first_counts(keys, slot_keys, slot_index, tie_key, slot_tie) + 1
-    lo = hi = pos
+    slot_tie = None if tie_key is None else take(tie_key)
+    lo = hi = _first_counts(items, slot_keys, slot_index, tie_key, slot_tie) + 1
   else:
-    method = _choose_method(method, slot_keys.shape[-1])
-    counts = _counts_by_sort if method == "sort" else _counts_by_compare
-    gt, ge = counts(keys, slot_keys)
+    counts = _counts_by_sort if _choose_method(method, slot_keys.shape[-1]) == "sort" else (
+        _counts_by_compare)
+    gt, ge = counts(items, slot_keys)
     lo, hi = gt + 1, ge
   out = jnp.int32(size + 1)
   return jnp.where(slot_ok, lo, out), jnp.where(slot_ok, hi, out)
@@ -250,7 +294,6 @@ def from_dense(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | None = N
 @functools.partial(jax.jit, static_argnames=("ties", "m", "method"))
 def _from_dense(scores, grades, valid, positive, tie_key, *, ties, m, method):
   n = scores.shape[-1]
-  keys = sort_keys(scores, valid)
   num_items = (jnp.full(scores.shape[:-1], n, jnp.int32) if valid is None
                else jnp.sum(valid, axis=-1, dtype=jnp.int32))
   count = jnp.sum(positive, axis=-1, dtype=jnp.int32)
@@ -262,12 +305,9 @@ def _from_dense(scores, grades, valid, positive, tie_key, *, ties, m, method):
     order = jnp.where(positive, -jnp.arange(n, dtype=jnp.float32), -jnp.inf)
     top, slot_index = lax.top_k(order, m)
     slot_ok = top > -jnp.inf
-  take = functools.partial(jnp.take_along_axis, indices=slot_index, axis=-1)
-  slot_grades = jnp.where(slot_ok, take(grades), 0.0)
-  slot_keys = take(keys)
-  slot_tie = None if tie_key is None else take(tie_key)
-  lo, hi = _slot_ranks(keys, slot_keys, slot_ok, ties=ties, method=method,
-                       slot_index=slot_index, tie_key=tie_key, slot_tie=slot_tie, size=n)
+  slot_grades = jnp.where(slot_ok, jnp.take_along_axis(grades, slot_index, axis=-1), 0.0)
+  lo, hi = _slot_ranks(scores, valid, slot_ok, slot_index, ties=ties, method=method,
+                       tie_key=tie_key, size=n)
   return Ranks(lo=lo, hi=hi, grades=slot_grades, num_items=num_items, overflow=count > m,
                size=n, resolved=ties == "first")
 
@@ -295,7 +335,9 @@ def from_sparse(scores: ArrayLike, relevant_ids: ArrayLike,
     relevant_grades: optional ``[..., r]`` grades (default 1); a grade of 0 drops the slot.
     where: optional ``[..., n]`` bool of rankable items (e.g. filtered-out items False). A
       relevant item with ``where=False`` counts as relevant but is never retrieved.
-    ties, tie_key, method: as in :func:`from_dense`.
+    ties, tie_key: as in :func:`from_dense`.
+    method: ``"auto"`` (= ``"count"``: O(lists x relevant) temporary memory whatever the catalog
+      size) or ``"sort"`` (sorts a copy of the scores; faster on CPU with many relevant ids).
 
   Example:
     >>> import jaxrank
@@ -319,16 +361,15 @@ def from_sparse(scores: ArrayLike, relevant_ids: ArrayLike,
 @functools.partial(jax.jit, static_argnames=("ties", "method"))
 def _from_sparse(scores, ids, grades, valid, tie_key, *, ties, method):
   n = scores.shape[-1]
-  keys = sort_keys(scores, valid)
   num_items = (jnp.full(scores.shape[:-1], n, jnp.int32) if valid is None
                else jnp.sum(valid, axis=-1, dtype=jnp.int32))
   used = (ids >= 0) & (grades > 0)
   safe = jnp.clip(ids, 0, n - 1).astype(jnp.int32)
-  take = functools.partial(jnp.take_along_axis, indices=safe, axis=-1)
-  ranked = used if valid is None else used & take(valid)
-  slot_tie = None if tie_key is None else take(tie_key)
-  lo, hi = _slot_ranks(keys, take(keys), ranked, ties=ties, method=method, slot_index=safe,
-                       tie_key=tie_key, slot_tie=slot_tie, size=n)
+  ranked = used if valid is None else used & jnp.take_along_axis(valid, safe, axis=-1)
+  # "auto" keeps the sparse form's memory at O(lists x (relevant + chunk)): no sorted copy.
+  method = "count" if method == "auto" else method
+  lo, hi = _slot_ranks(scores, valid, ranked, safe, ties=ties, method=method, tie_key=tie_key,
+                       size=n)
   return Ranks(lo=lo, hi=hi, grades=jnp.where(used, grades, 0.0), num_items=num_items,
                overflow=jnp.zeros(num_items.shape, bool), size=n, resolved=ties == "first")
 
@@ -410,9 +451,8 @@ def from_candidates(positive_scores: ArrayLike, candidate_scores: ArrayLike,
 def _from_candidates(pos, cand, mask, *, ties):
   c = cand.shape[-1]
   dtype = jnp.result_type(pos.dtype, cand.dtype)
-  keys = sort_keys(cand.astype(dtype), mask)
-  pk = sort_keys(pos.astype(dtype)[..., None], None)
-  gt, ge = _counts_by_compare(keys, pk)
+  items = (cand.astype(dtype),) if mask is None else (cand.astype(dtype), mask)
+  gt, ge = _counts_by_compare(items, sort_keys(pos.astype(dtype)[..., None], None))
   lo = gt + 1
   hi = lo if ties == "first" else ge + 1
   num_items = 1 + (jnp.full(pos.shape, c, jnp.int32) if mask is None

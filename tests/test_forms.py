@@ -1,0 +1,124 @@
+"""The four input forms build the same rank core; Ranks passes through metrics and evaluate."""
+
+import jax
+import numpy as np
+import pytest
+
+import jaxrank
+
+NAMES = ["ndcg@5", "ndcg", "map", "map@3", "mrr", "p@5", "r@5", "hr@1", "rprec", "mar",
+         "mean_rank", "dcg@4", "fbeta@3"]
+
+
+def dense_and_sparse(seed, lists=12, n=40, r=6):
+  rng = np.random.default_rng(seed)
+  scores = (rng.integers(0, 8, (lists, n)) / 2).astype(np.float32)
+  ids = np.stack([rng.permutation(n)[:r] for _ in range(lists)])
+  ids[rng.random(ids.shape) < 0.3] = -1
+  ids[0] = -1
+  grades = rng.integers(1, 4, ids.shape)
+  labels = np.zeros((lists, n), np.int64)
+  for i in range(lists):
+    keep = ids[i] >= 0
+    labels[i, ids[i][keep]] = grades[i][keep]
+  return scores, labels, ids, grades
+
+
+@pytest.mark.parametrize("ties", ["average", "first", "optimistic", "pessimistic"])
+@pytest.mark.parametrize("method", ["count", "sort"])
+def test_sparse_equals_dense(ties, method):
+  scores, labels, ids, grades = dense_and_sparse(0)
+  want = jaxrank.evaluate(scores, labels, NAMES, ties=ties)
+  build = "first" if ties == "first" else "average"
+  ranks = jaxrank.from_sparse(scores, ids, grades, ties=build, method=method)
+  got = jaxrank.evaluate(ranks, metrics=NAMES, ties=ties)
+  for name in NAMES:
+    np.testing.assert_allclose(got[name], want[name], rtol=1e-6, atol=1e-7, err_msg=name)
+
+
+@pytest.mark.parametrize("method", ["count", "sort"])
+def test_dense_methods_and_slot_counts_agree(method):
+  scores, labels, _, _ = dense_and_sparse(1)
+  want = jaxrank.evaluate(scores, labels, NAMES)
+  for max_relevant in (None, 6, 40):
+    got = jaxrank.evaluate(scores, labels, NAMES, method=method, max_relevant=max_relevant)
+    for name in NAMES:
+      np.testing.assert_allclose(got[name], want[name], rtol=1e-6, atol=1e-7, err_msg=name)
+
+
+def test_ranked_ids_equals_dense_without_ties():
+  rng = np.random.default_rng(2)
+  lists, n = 10, 25
+  scores = np.stack([rng.permutation(n) for _ in range(lists)]).astype(np.float32)
+  labels = rng.integers(0, 3, (lists, n)) * (rng.random((lists, n)) < 0.3)
+  ranked = np.argsort(-scores, axis=1)
+  ids = np.where(labels > 0, np.arange(n), -1)
+  got = jaxrank.evaluate(jaxrank.from_ranked_ids(ranked, ids, labels), metrics=NAMES)
+  want = jaxrank.evaluate(scores, labels, NAMES)
+  for name in NAMES:
+    np.testing.assert_allclose(got[name], want[name], rtol=1e-6, atol=1e-7, err_msg=name)
+
+
+def test_ranked_ids_padding_and_missing():
+  ranks = jaxrank.from_ranked_ids([[4, -1, 2, 9, -1]], [[9, 7, -1]])
+  assert ranks.lo.tolist() == [[3, 6, 6]] and int(ranks.num_items[0]) == 3
+  assert float(jaxrank.recall(ranks)[0]) == 0.5
+  assert float(jaxrank.mean_rank(ranks)[0]) == (3 + 4) / 2  # missing item censored at n + 1
+
+
+def test_candidates_equal_dense_and_filtered_setting():
+  rng = np.random.default_rng(3)
+  pos = rng.integers(0, 5, 30).astype(np.float32)
+  cand = rng.integers(0, 5, (30, 9)).astype(np.float32)
+  mask = rng.random((30, 9)) < 0.7
+  ranks = jaxrank.from_candidates(pos, cand, mask)
+  scores = np.concatenate([pos[:, None], cand], 1)
+  labels = np.zeros(scores.shape, np.int32)
+  labels[:, 0] = 1
+  where = np.concatenate([np.ones((30, 1), bool), mask], 1)
+  for ties in ("average", "optimistic", "pessimistic"):
+    got = jaxrank.evaluate(ranks, metrics=NAMES, ties=ties)
+    want = jaxrank.evaluate(scores, labels, NAMES, where=where, ties=ties)
+    for name in NAMES:
+      np.testing.assert_allclose(got[name], want[name], rtol=1e-6, err_msg=f"{ties} {name}")
+  first = jaxrank.from_candidates(pos, cand, mask, ties="first")
+  np.testing.assert_array_equal(first.lo, ranks.lo)  # the positive goes before tied candidates
+
+
+def test_ranks_is_a_pytree_that_jits_and_vmaps():
+  scores, labels, ids, grades = dense_and_sparse(4)
+  ranks = jaxrank.from_sparse(scores, ids, grades)
+  jitted = jax.jit(lambda r: jaxrank.ndcg(r, k=5))(ranks)
+  np.testing.assert_allclose(jitted, jaxrank.ndcg(ranks, k=5), rtol=1e-6)
+  vmapped = jax.vmap(lambda s, i, g: jaxrank.ndcg(jaxrank.from_sparse(s, i, g), k=5))(
+      scores, ids, grades)
+  np.testing.assert_allclose(vmapped, jaxrank.ndcg(ranks, k=5), rtol=1e-6)
+
+
+def test_traced_overflow_gives_nan_not_a_wrong_number():
+  scores = np.array([[3.0, 2.0, 1.0], [3.0, 2.0, 1.0]], np.float32)
+  labels = np.array([[1, 1, 1], [1, 0, 0]])
+  out = jax.jit(lambda s, y: jaxrank.ndcg(s, y, max_relevant=1))(scores, labels)
+  assert np.isnan(out[0]) and out[1] == 1.0
+
+
+def test_empty_policies_and_mean():
+  scores = np.array([[3.0, 2.0], [1.0, 0.0], [0.0, 0.0]], np.float32)
+  labels = np.array([[0, 1], [0, 0], [0, 0]])
+  where = np.array([[True, True], [True, True], [False, False]])  # last list fully padded
+  for empty, want_mean in (("zero", 0.5 / 3), ("skip", 0.5)):
+    per_list = jaxrank.reciprocal_rank(scores, labels, where=where, empty=empty)
+    assert float(jaxrank.mean(per_list, empty=empty)) == pytest.approx(want_mean)
+  per_list = jaxrank.reciprocal_rank(scores, labels, where=where, empty="nan")
+  assert np.isnan(per_list[1:]).all() and np.isnan(jaxrank.mean(per_list, empty="nan"))
+  out = jaxrank.evaluate(scores, labels, ["mrr"], where=where, empty="skip", reduce="mean")
+  assert float(out["mrr"]) == pytest.approx(0.5)
+
+
+def test_nan_scores_rank_last_and_never_make_nan():
+  scores = np.array([[np.nan, 1.0, np.nan, -np.inf]], np.float32)
+  labels = np.array([[1, 0, 1, 0]])
+  r = jaxrank.from_dense(scores, labels)
+  assert r.lo.tolist() == [[3, 3]] and r.hi.tolist() == [[4, 4]]
+  out = jaxrank.evaluate(scores, labels, ["ndcg", "map", "mrr", "p@2"])
+  assert all(np.isfinite(v).all() for v in out.values())
