@@ -105,13 +105,13 @@ def _item_keys(items):
   return sort_keys(items[0], items[1] if len(items) > 1 else None)
 
 
-def _sum_over_items(fn, items, num_slots):
+def _sum_over_items(fn, items):
   """``sum_j fn(item_j, j)`` for every slot, without a ``[..., slots, n]`` array in memory.
 
   ``fn(chunk, index)`` gets each item array as ``[..., 1, B]`` and the item indices ``[B]`` and
   returns a tuple of bool ``[..., slots, B]`` predicates; the result is their int32 counts
   ``[..., slots]``. Accelerators fuse the whole comparison into one reduction; XLA's CPU backend
-  would materialise it, so there the items are walked in chunks of a few MB.
+  would materialise it, so there the items are walked in chunks of 32.
   """
   n = items[0].shape[-1]
 
@@ -122,9 +122,9 @@ def _sum_over_items(fn, items, num_slots):
 
   if jax.default_backend() != "cpu":
     return counts(0, n)
-  lists = max(1, int(np.prod(items[0].shape[:-1])))
-  chunk = int(np.clip(2**22 // (lists * num_slots), 16, 4096))
-  chunk = min(n, 1 << (chunk.bit_length() - 1))
+  # 32 items per step measured fastest on CPU for 100-10,000 lists x 16-96 slots; from 64 items
+  # on, XLA's CPU reduction codegen is 5-10x slower per element (bench/RESULTS.md).
+  chunk = min(n, 32)
   full = n // chunk
   acc = counts(0, chunk)
   if full > 1:
@@ -143,7 +143,7 @@ def _counts_by_compare(items, slot_keys):
     key = _item_keys(chunk)
     return key > q, key >= q
 
-  return _sum_over_items(above, items, slot_keys.shape[-1])
+  return _sum_over_items(above, items)
 
 
 def _counts_by_sort(items, slot_keys):
@@ -183,7 +183,7 @@ def _first_counts(items, slot_keys, slot_index, tie_key, slot_tie):
     return ((key > q) | ((key == q) & earlier),)
 
   extra = () if tie_key is None else (tie_key,)
-  (count,) = _sum_over_items(ahead, items + extra, slot_keys.shape[-1])
+  (count,) = _sum_over_items(ahead, items + extra)
   return count
 
 
