@@ -74,7 +74,7 @@ def check_leading(name: str, arr: jax.Array, ref_name: str, lead: tuple[int, ...
 
 
 @jax.jit
-def _label_summary(labels: jax.Array) -> tuple[jax.Array, jax.Array]:
+def label_summary(labels: jax.Array) -> tuple[jax.Array, jax.Array]:
   """(any NaN, any negative) in one fused pass on the device."""
   if jnp.issubdtype(labels.dtype, jnp.floating):
     return jnp.any(jnp.isnan(labels)), jnp.any(labels < 0)
@@ -89,7 +89,11 @@ def check_labels(name: str, labels: jax.Array) -> None:
   """
   if not is_concrete(labels) or labels.dtype == jnp.bool_:
     return
-  has_nan, has_negative = (bool(v) for v in _label_summary(labels))
+  raise_label_error(name, labels, *(bool(v) for v in label_summary(labels)))
+
+
+def raise_label_error(name: str, labels: jax.Array, has_nan: bool, has_negative: bool) -> None:
+  """Raises for NaN or negative labels, naming the first offending index (no-op when clean)."""
   if not (has_nan or has_negative):
     return
   values = np.asarray(labels).astype(np.float64)

@@ -108,9 +108,6 @@ def compute(scores, labels, specs, options, *, where=None, tie_key=None, max_rel
             method="auto") -> tuple[jax.Array, ...]:
   ranks = as_ranks(scores, labels, where=where, tie_key=tie_key, ties=options.ties,
                    max_relevant=max_relevant, method=method)
-  if options.ties == "first" and not ranks.resolved:
-    raise ValueError("ties='first' needs the order of tied items: build the Ranks with "
-                     "ties='first' (e.g. jaxrank.from_dense(..., ties='first')) or pass scores")
   return _compute(ranks, specs=tuple(specs), options=options)
 
 

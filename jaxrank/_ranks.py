@@ -265,21 +265,24 @@ def from_dense(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | None = N
   scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1)
   labels = _checks.as_array("labels", labels, kinds="fib")
   _checks.check_same_shape("labels", labels, "scores", scores.shape)
-  _checks.check_labels("labels", labels)
   valid = None
   if where is not None:
     valid = _checks.as_array("where", where, kinds="b")
     _checks.check_same_shape("where", valid, "scores", scores.shape)
   tie_key = _check_ties_args(ties, method, tie_key, scores.shape)
   n = scores.shape[-1]
-  grades, positive, most = _positives(labels, valid)
+  grades, positive, summary = _positives(labels, valid)
+  most = None
+  if _checks.is_concrete(summary[0]):  # one host transfer for the checks and the slot count
+    most, has_nan, has_negative = (int(v) for v in jax.device_get(summary))
+    _checks.raise_label_error("labels", labels, bool(has_nan), bool(has_negative))
   if max_relevant is None:
-    max_relevant = _bucket(int(most), n) if _checks.is_concrete(most) else n
+    max_relevant = n if most is None else _bucket(most, n)
   else:
     max_relevant = _checks.check_k(max_relevant, "max_relevant")
-    if _checks.is_concrete(most) and int(most) > max_relevant:
+    if most is not None and most > max_relevant:
       raise ValueError(f"max_relevant={max_relevant} is smaller than the largest number of "
-                       f"relevant items in a list ({int(most)})")
+                       f"relevant items in a list ({most})")
     max_relevant = min(max_relevant, n)
   return _from_dense(scores, grades, valid, positive, tie_key, ties=ties, m=max_relevant,
                      method=method)
@@ -287,11 +290,11 @@ def from_dense(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | None = N
 
 @jax.jit
 def _positives(labels, valid):
-  """Grades, the positive mask and the largest number of positives in a list, in one pass."""
+  """Grades, the positive mask, and (most positives in a list, any NaN, any negative label)."""
   grades = jnp.maximum(labels.astype(jnp.float32), 0.0)
   positive = grades > 0 if valid is None else (grades > 0) & valid
   most = jnp.max(jnp.sum(positive, axis=-1, dtype=jnp.int32), initial=0)
-  return grades, positive, most
+  return grades, positive, (most, *_checks.label_summary(labels))
 
 
 @functools.partial(jax.jit, static_argnames=("ties", "m", "method"))
