@@ -1,0 +1,506 @@
+"""trec_eval's measures on the rank core: names, parameters, and evaluation of runs against qrels.
+
+A run and qrels (columns of string ids, see :mod:`jaxrank.io`) are turned into padded per-query
+lists on the host, ordered the trec_eval way (score descending, then doc id descending, scores
+compared as float64 or, like pytrec_eval, as float32), and the rank metrics (``map``, ``P``,
+``ndcg``, ...) are computed by one jitted call of the rank core per chunk of queries
+(:func:`score_lists`). Relevant documents absent from the run are part of each query's catalog as
+unranked items, so they count in R and in the ideal DCG. The few judgment-based trec_eval measures
+that are prefix counts over the ordered list (``bpref``, ``iprec_at_recall``, ``Rprec_mult``, the
+``num_*`` counts) are computed on the host from the same ordered relevance matrix.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Sequence
+
+import jax
+import numpy as np
+
+from jaxrank import _evaluate, _ranks
+from jaxrank.io import Qrels, Run
+
+CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+RECALL_LEVELS = tuple(i / 10 for i in range(11))
+RPREC_MULTS = tuple(i / 5 for i in range(1, 11))
+TIES = ("trec", "average", "optimistic", "pessimistic", "first")
+# Ordered ties (a total order per query) are needed by the prefix-count measures.
+ORDERED = ("trec", "first")
+NEEDS_ORDER = ("bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
+
+
+@dataclasses.dataclass(frozen=True)
+class Measure:
+  """One trec_eval measure: how its parameters read and where its value comes from."""
+
+  name: str
+  doc: str
+  params: str = "none"  # "none", "int" (cutoffs), "float" (levels), "beta"
+  defaults: tuple = ()
+  core: str | None = None  # the jaxrank core metric, if any
+  summary: str = "mean"  # "mean", "sum", "gm" (geometric mean), "count", "runid"
+  per_query: bool = True
+  official: bool = False
+
+
+# In trec_eval's own print order (measures.c), restricted to what jaxrank computes.
+MEASURES = {m.name: m for m in [
+    Measure("runid", "Run id: the tag of the run's last line.", summary="runid",
+            per_query=False, official=True),
+    Measure("num_q", "Number of queries evaluated.", summary="count", per_query=False,
+            official=True),
+    Measure("num_ret", "Number of documents retrieved (after -M).", summary="sum", official=True),
+    Measure("num_rel", "Number of relevant documents in the qrels (rel >= -l).", summary="sum",
+            official=True),
+    Measure("num_rel_ret", "Number of relevant documents retrieved.", summary="sum",
+            official=True),
+    Measure("map", "Mean average precision: sum of P@rank over retrieved relevant docs / R.",
+            core="average_precision", official=True),
+    Measure("gm_map", "Geometric mean over queries of AP, each AP at least 1e-5.", summary="gm",
+            per_query=False, core="average_precision", official=True),
+    Measure("Rprec", "Precision after R documents retrieved (R = num_rel).", core="r_precision",
+            official=True),
+    Measure("bpref", "Binary preference: (1/R) sum over retrieved relevant of 1 - min(judged "
+            "nonrel above, R) / min(judged nonrel, R).", official=True),
+    Measure("recip_rank", "Reciprocal rank of the first relevant document (no cutoff).",
+            core="reciprocal_rank", official=True),
+    Measure("iprec_at_recall", "Interpolated precision at recall levels: max precision at any "
+            "rank at or after the round(level * R)-th relevant document (trec_eval 10).",
+            params="float", defaults=RECALL_LEVELS, official=True),
+    Measure("P", "Precision at cutoffs: relevant in the top k / k.", params="int",
+            defaults=CUTS, core="precision", official=True),
+    Measure("recall", "Recall at cutoffs: relevant in the top k / R.", params="int",
+            defaults=CUTS, core="recall"),
+    Measure("Rprec_mult", "Precision at cutoffs (int)(x * R + 0.9) for multiples x of R.",
+            params="float", defaults=RPREC_MULTS),
+    Measure("11pt_avg", "Mean of iprec_at_recall at the 11 levels 0.0, 0.1, ..., 1.0."),
+    Measure("ndcg", "NDCG, linear gain = grade, 1/log2(rank + 1) discount, ideal from every "
+            "judged grade (not cut by -M; ignores -l).", core="ndcg"),
+    Measure("ndcg_cut", "NDCG at cutoffs, ideal DCG cut at k.", params="int", defaults=CUTS,
+            core="ndcg"),
+    Measure("map_cut", "AP at cutoffs: relevant retrieved in the top k, still divided by R.",
+            params="int", defaults=CUTS, core="average_precision"),
+    Measure("relative_P", "Relevant in the top k / min(k, R).", params="int", defaults=CUTS,
+            core="recall"),
+    Measure("success", "1 if a relevant document is in the top k, else 0.", params="int",
+            defaults=(1, 5, 10), core="hit_rate"),
+    Measure("set_P", "Relevant retrieved / retrieved.", core="precision"),
+    Measure("set_relative_P", "Relevant retrieved / min(retrieved, R)."),
+    Measure("set_recall", "Relevant retrieved / R.", core="recall"),
+    Measure("set_map", "set_P * set_recall."),
+    Measure("set_F", "F-beta of set_P and set_recall (default beta 1; only the first beta).",
+            params="beta", defaults=(1.0,)),
+    Measure("num_nonrel_judged_ret", "Retrieved documents judged non-relevant (0 <= rel < -l).",
+            summary="sum"),
+]}
+
+# trec_eval measures jaxrank does not compute (listed in the docs and in `--help`).
+UNSUPPORTED = {
+    "relstring": "string of the top documents' relevance values",
+    "infAP": "inferred AP (sampled judgments)",
+    "gm_bpref": "geometric mean of bpref",
+    "utility": "linear utility with user weights",
+    "binG": "binary gain (Moffat)",
+    "G": "gain measure (Moffat)",
+    "ndcg_rel": "NDCG averaged over relevant documents",
+    "Rndcg": "NDCG at R",
+    "ideal_dcg": "ideal DCG (trec_eval 10 only)",
+    "dcg": "DCG (trec_eval 10 only)",
+    "rbp": "rank-biased precision",
+    "rbp_resid": "rank-biased precision residual",
+    "unj": "unjudged documents in the top k",
+    "yaap": "yet another AP (log-based)",
+    "prefs_*, qrels_jg, -R formats": "preference judgments and judgment groups",
+}
+ALL_TREC = tuple(MEASURES)
+OFFICIAL = tuple(name for name, m in MEASURES.items() if m.official)
+
+
+@dataclasses.dataclass(frozen=True)
+class Request:
+  """A measure with its parameters, e.g. ``P`` with ``(5, 10)``."""
+
+  measure: Measure
+  params: tuple = ()
+
+  def names(self) -> list[str]:
+    """The printed names: ``P_5``, ``iprec_at_recall_0.10``, ``map``, ``set_F``."""
+    m = self.measure
+    if m.params == "int":
+      return [f"{m.name}_{k}" for k in self.params]
+    if m.params == "float":
+      return [f"{m.name}_{x:3.2f}" for x in self.params]
+    return [m.name]
+
+
+def _parse_params(m: Measure, text: str, spec: str) -> tuple:
+  """Parses ``5,10`` or ``.1,.25``; trec_eval sorts cutoffs ascending and truncates to ints."""
+  if m.params == "none":
+    raise ValueError(f"measure {m.name!r} takes no parameters, got {spec!r}")
+  try:
+    values = [float(v) for v in text.split(",")]
+  except ValueError:
+    raise ValueError(f"measure {spec!r}: parameters must be comma-separated numbers") from None
+  if m.params == "beta":
+    if not values[0] > 0:
+      raise ValueError(f"measure {spec!r}: beta must be positive")
+    return (values[0],)
+  if m.params == "int":
+    ints = sorted({int(v) for v in values})
+    if ints[0] <= 0:
+      raise ValueError(f"measure {spec!r}: cutoffs must be positive")
+    return tuple(ints)
+  if any(not 0 <= v <= 1000 for v in values):
+    raise ValueError(f"measure {spec!r}: levels must be non-negative")
+  return tuple(sorted(set(values)))
+
+
+def parse_measures(specs: Sequence[str]) -> list[Request]:
+  """Parses trec_eval ``-m`` values into requests in trec_eval's print order.
+
+  Accepts ``map``, ``P.5,10``, ``ndcg_cut.10``, ``iprec_at_recall..1,.5``, ``set_F.0.5``, the
+  printed forms ``P_10``/``ndcg_cut_10``, and the sets ``all_trec`` and ``official``.
+
+  Example:
+    >>> from jaxrank import _trec
+    >>> [n for r in _trec.parse_measures(["P.10,5", "map"]) for n in r.names()]
+    ['map', 'P_5', 'P_10']
+  """
+  chosen: dict[str, set] = {}
+  for spec in specs:
+    if spec in ("all_trec", "official"):
+      for name in ALL_TREC if spec == "all_trec" else OFFICIAL:
+        chosen.setdefault(name, set()).update(MEASURES[name].defaults or ())
+      continue
+    name, _, text = spec.partition(".")
+    if name not in MEASURES and "_" in spec and not text:  # printed form P_10, iprec_at_recall_0.1
+      head, _, tail = spec.rpartition("_")
+      if head in MEASURES and MEASURES[head].params != "none":
+        name, text = head, tail
+    if name not in MEASURES:
+      base = name.split("_")[0]
+      if name in UNSUPPORTED or base in UNSUPPORTED or spec.startswith("prefs"):
+        raise ValueError(f"measure {spec!r} is a trec_eval measure that jaxrank does not "
+                         f"compute (see `jaxrank evaluate --help`)")
+      raise ValueError(f"unknown measure {spec!r}; known: {', '.join(MEASURES)} "
+                       f"(or all_trec, official)")
+    m = MEASURES[name]
+    params = _parse_params(m, text, spec) if text else m.defaults
+    if m.params == "beta":
+      chosen[name] = set(params) if name not in chosen else chosen[name]
+    else:
+      chosen.setdefault(name, set()).update(params)
+  return [Request(MEASURES[name], tuple(sorted(chosen[name]))) for name in MEASURES
+          if name in chosen]
+
+
+# ----------------------------------------------------------------------------------------------
+# The rank-core kernel shared by the TREC path and the NumPy wrapper.
+
+
+def bucket(n: int, minimum: int = 1) -> int:
+  """The next power of two >= ``max(n, minimum)``: few distinct shapes, few compilations."""
+  return 1 << (max(int(n), int(minimum), 1) - 1).bit_length()
+
+
+@functools.partial(jax.jit, static_argnames=("specs", "options", "ties"))
+def _kernel(keys, where, ids, grades, *, specs, options, ties):
+  ranks = _ranks._from_sparse(keys, ids, grades, where, None, ties=ties, method="count")
+  return _evaluate._compute(ranks, specs=specs, options=options)
+
+
+def score_lists(keys: np.ndarray, where: np.ndarray, ids: np.ndarray, grades: np.ndarray,
+                specs: tuple, options, *, ties: str) -> tuple[np.ndarray, ...]:
+  """Metrics of padded lists in the sparse form (``keys`` int32 order keys, higher first).
+
+  ``ties="first"`` when the keys are distinct within each list (an order already resolved on
+  the host), else ``"average"`` (the policy is in ``options``). One compiled call per shape.
+  """
+  out = _kernel(keys, where, ids, grades, specs=specs, options=options, ties=ties)
+  return tuple(np.asarray(v, np.float64) for v in out)
+
+
+# ----------------------------------------------------------------------------------------------
+# Runs against qrels.
+
+
+@dataclasses.dataclass
+class Result:
+  """Per-query values and their summaries, in print order."""
+
+  qids: list[str]
+  per_query: dict[str, np.ndarray]  # printed name -> [queries]
+  summary: dict[str, float | int | str]
+  integer: set[str]  # printed names whose values are counts
+
+
+def _factorize_sorted(strings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """``np.unique(..., return_inverse=True)``, fast when equal values come in runs (qids)."""
+  if strings.size == 0:
+    return strings, np.zeros(0, np.int64)
+  start = np.r_[True, strings[1:] != strings[:-1]]
+  heads = strings[start]
+  uniq, inv = np.unique(heads, return_inverse=True)
+  return uniq, inv.reshape(-1)[np.cumsum(start) - 1]
+
+
+def _order_keys(score: np.ndarray, float32: bool) -> np.ndarray:
+  """Dense int keys with the scores' order (equal scores equal keys); NaN below everything."""
+  s = score.astype(np.float32) if float32 else score
+  nan = np.isnan(s)
+  _, inv = np.unique(np.where(nan, -np.inf, s), return_inverse=True)
+  return np.where(nan, -1, inv.reshape(-1)).astype(np.int64)
+
+
+def _duplicates(q: np.ndarray, doc: np.ndarray, qids, docs, what: str) -> None:
+  key = q.astype(np.int64) * max(docs.size, 1) + doc
+  srt = np.sort(key)
+  dup = np.flatnonzero(srt[1:] == srt[:-1])
+  if dup.size:
+    k = int(srt[dup[0]])
+    raise ValueError(f"{what}: query {qids[k // max(docs.size, 1)].decode()!r} lists document "
+                     f"{docs[k % max(docs.size, 1)].decode()!r} twice")
+
+
+def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: str = "trec",
+                 float32: bool = False, max_docs: int | None = None, complete: bool = False,
+                 threshold: int = 1, chunk: int = 4096,
+                 progress: Callable[[int, int], None] | None = None) -> Result:
+  """Evaluates a run against qrels the trec_eval way (see the module docstring).
+
+  Args:
+    ties: ``"trec"`` (score desc, doc id desc), ``"first"`` (score desc, then input order), or a
+      tie-aware policy of the rank core (``"average"``, ``"optimistic"``, ``"pessimistic"``).
+    float32: compare scores as float32 (pytrec_eval) instead of float64 (trec_eval 10).
+    max_docs: keep the top ``max_docs`` documents of each query (trec_eval ``-M``).
+    complete: evaluate every qrels query, absent ones scoring 0 (trec_eval ``-c``).
+    threshold: relevant means grade >= threshold (trec_eval ``-l``); NDCG ignores it.
+  """
+  if ties not in TIES:
+    raise ValueError(f"ties must be one of {list(TIES)}, got {ties!r}")
+  ordered = ties in ORDERED
+  for r in requests:
+    if not ordered and r.measure.name in NEEDS_ORDER:
+      raise ValueError(f"measure {r.measure.name!r} needs an order of the documents: use "
+                       f"ties='trec' or 'first', got ties={ties!r}")
+
+  # Queries: those of the qrels (and, without `complete`, also in the run), in strcmp order.
+  qrel_qids, qrel_q = _factorize_sorted(qrels.qid)
+  run_qids, run_q = _factorize_sorted(run.qid)
+  keep_q = np.ones(qrel_qids.size, bool) if complete else np.isin(qrel_qids, run_qids)
+  qids = qrel_qids[keep_q]
+  nq = qids.size
+  remap = np.full(qrel_qids.size, -1)
+  remap[keep_q] = np.arange(nq)
+  jq = remap[qrel_q]
+  pos_run = np.where(np.isin(run_qids, qids), np.searchsorted(qids, run_qids), -1)
+  rq = pos_run[run_q] if run_q.size else run_q
+  rows = rq >= 0
+  rq, rdocs, rscore = rq[rows], run.docid[rows], run.score[rows]
+  jrows = jq >= 0
+  jq, jdocs, jrel = jq[jrows], qrels.docid[jrows], qrels.rel[jrows]
+
+  # Documents: one code space, ascending strcmp order.
+  docs, inv = np.unique(np.concatenate([rdocs, jdocs]), return_inverse=True)
+  inv = inv.reshape(-1)
+  rdoc, jdoc = inv[:rdocs.size], inv[rdocs.size:]
+  _duplicates(rq, rdoc, qids, docs, "run")
+  _duplicates(jq, jdoc, qids, docs, "qrels")
+
+  # trec order within each query; position p = 0, 1, ... per query.
+  keys = _order_keys(rscore, float32)
+  tie = -rdoc if ties == "trec" else np.arange(rq.size)
+  order = np.lexsort((tie, -keys, rq))
+  rq, rdoc, keys = rq[order], rdoc[order], keys[order]
+  counts = np.bincount(rq, minlength=nq)
+  starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+  pos = np.arange(rq.size) - starts[rq]
+  if max_docs is not None:
+    cut = pos < max_docs
+    rq, rdoc, keys, pos = rq[cut], rdoc[cut], keys[cut], pos[cut]
+    counts = np.minimum(counts, max_docs)
+
+  # Grades of retrieved documents: -2 not in the qrels, -1 pooled but unjudged.
+  D = max(docs.size, 1)
+  jkey = jq.astype(np.int64) * D + jdoc
+  jorder = np.argsort(jkey)
+  jkey_sorted = jkey[jorder]
+  rkey = rq.astype(np.int64) * D + rdoc
+  at = np.minimum(np.searchsorted(jkey_sorted, rkey), max(jkey.size - 1, 0))
+  found = (jkey_sorted[at] == rkey) if jkey.size else np.zeros(rkey.size, bool)
+  rgrade = np.where(found, jrel[jorder][at] if jkey.size else 0, -2)
+  retrieved_j = np.zeros(jkey.size, bool)
+  retrieved_j[jorder[at[found]]] = True
+
+  width = int(counts.max()) if nq else 0
+  G = np.full((nq, max(width, 1)), -2, np.int64)  # grades in rank order
+  G[rq, pos] = rgrade
+  per_query: dict[str, np.ndarray] = {}
+  num_rel = np.bincount(jq, weights=jrel >= threshold, minlength=nq)
+  num_nonrel = np.bincount(jq, weights=(jrel >= 0) & (jrel < threshold), minlength=nq)
+  rel_matrix = G >= threshold
+
+  # Rank-core measures: one kernel call per chunk of queries.
+  specs = _core_specs(requests)
+  core_values: dict[tuple, np.ndarray] = {}
+  if specs:
+    options = _evaluate.make_options(threshold=threshold,
+                                     ties=ties if not ordered else "first")
+    # Catalog of a query: its retrieved docs (by position), then its unretrieved relevant docs.
+    unret = (~retrieved_j) & (jrel > 0)
+    extra = np.bincount(jq[unret], minlength=nq)
+    ustart = np.concatenate([[0], np.cumsum(extra)[:-1]])
+    slot = np.empty(jkey.size, np.int64)
+    slot[jorder[at[found]]] = pos[found]
+    uq = jq[unret]
+    slot[np.flatnonzero(unret)] = counts[uq] + (np.arange(uq.size) - ustart[uq])
+    positive = jrel > 0
+    nrelslots = np.bincount(jq[positive], minlength=nq)
+    core_keys = (-pos).astype(np.int64) if ordered else keys
+    for lo in range(0, nq, chunk):
+      hi = min(nq, lo + chunk)
+      out = _core_chunk(lo, hi, rq, pos, core_keys, counts, extra, jq, slot, jrel, positive,
+                        nrelslots, specs, options, "first" if ordered else "average")
+      for spec, v in zip(specs, out):
+        core_values.setdefault(spec, []).append(v)
+      if progress is not None:
+        progress(hi, nq)
+    core_values = {s: np.concatenate(v) for s, v in core_values.items()}
+  elif progress is not None:
+    progress(nq, nq)
+
+  summary: dict[str, float | int | str] = {}
+  integer: set[str] = set()
+  for r in requests:
+    m = r.measure
+    names = r.names()
+    if m.summary in ("runid", "count"):
+      summary[m.name] = run.tag if m.summary == "runid" else nq
+      continue
+    values = _measure_values(m, r.params, core_values, G, rel_matrix, counts, num_rel,
+                             num_nonrel, threshold)
+    for name, v in zip(names, values):
+      if m.summary == "sum":
+        integer.add(name)
+        summary[name] = int(np.sum(v))
+      elif m.summary == "gm":
+        summary[name] = float(np.exp(np.mean(np.log(np.maximum(v, 1e-5))))) if nq else 0.0
+      else:
+        summary[name] = float(np.mean(v)) if nq else 0.0
+      if m.per_query:
+        per_query[name] = v
+  return Result(qids=[q.decode() for q in qids.tolist()], per_query=per_query, summary=summary,
+                integer=integer)
+
+
+def _core_specs(requests: Sequence[Request]) -> tuple:
+  specs = []
+  for r in requests:
+    m = r.measure
+    if m.core is None:
+      continue
+    if m.params == "int":
+      specs += [(m.core, k) for k in r.params]
+    else:
+      specs.append((m.core, None))
+  return tuple(dict.fromkeys(specs))
+
+
+def _core_chunk(lo, hi, rq, pos, keys, counts, extra, jq, slot, jrel, positive, nrelslots,
+                specs, options, ties):
+  """Pads queries [lo, hi) into the sparse form and runs the kernel."""
+  nb = bucket(hi - lo)
+  length = bucket(int((counts[lo:hi] + extra[lo:hi]).max()) if hi > lo else 1)
+  nslots = bucket(int(nrelslots[lo:hi].max()) if hi > lo else 1)
+  sel = (rq >= lo) & (rq < hi)
+  K = np.zeros((nb, length), np.int32)
+  W = np.zeros((nb, length), bool)
+  if keys.size:
+    k = keys[sel]
+    K[rq[sel] - lo, pos[sel]] = (k - k.min() + 1 if k.size else k).astype(np.int32)
+    W[rq[sel] - lo, pos[sel]] = True
+  jsel = positive & (jq >= lo) & (jq < hi)
+  q = jq[jsel]
+  order = np.argsort(q, kind="stable")
+  q = q[order]
+  first = np.searchsorted(q, np.arange(lo, hi))
+  col = np.arange(q.size) - first[q - lo]
+  ids = np.full((nb, nslots), -1, np.int32)
+  grades = np.zeros((nb, nslots), np.float32)
+  ids[q - lo, col] = slot[jsel][order]
+  grades[q - lo, col] = jrel[jsel][order]
+  out = score_lists(K, W, ids, grades, specs, options, ties=ties)
+  return [v[:hi - lo] for v in out]
+
+
+def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, threshold):
+  """Per-query values of one measure, one array per printed name."""
+  R = num_rel
+  safe_R = np.maximum(R, 1)
+  name = m.name
+  if name == "num_ret":
+    return [counts.astype(np.int64)]
+  if name == "num_rel":
+    return [R.astype(np.int64)]
+  if name == "num_rel_ret":
+    return [rel.sum(1).astype(np.int64)]
+  if name == "num_nonrel_judged_ret":
+    return [((G >= 0) & (G < threshold)).sum(1).astype(np.int64)]
+  if name == "relative_P":
+    return [core[("recall", k)] * R / np.maximum(np.minimum(k, R), 1) for k in params]
+  if m.params == "int":
+    return [core[(m.core, k)] for k in params]
+  if m.core is not None:
+    return [core[(m.core, None)]]
+  nrr = rel.sum(1)
+  if name == "set_relative_P":
+    return [nrr / np.maximum(np.minimum(counts, R), 1)]
+  if name == "set_F":  # a ratio of counts: exact in float64 on the host
+    b2 = params[0] ** 2
+    return [(1 + b2) * nrr / np.maximum(b2 * R + counts, 1e-300)]
+  if name == "set_map":
+    return [nrr / np.maximum(counts, 1) * nrr / safe_R]
+  if name == "bpref":
+    judged_nonrel = (G >= 0) & (G < threshold)
+    above = np.cumsum(judged_nonrel, axis=1) - judged_nonrel
+    denom = np.minimum(num_nonrel, R)[:, None]
+    term = np.where(above > 0, 1 - np.minimum(above, R[:, None]) / np.maximum(denom, 1), 1.0)
+    return [np.where(rel, term, 0.0).sum(1) / safe_R]
+  hits = np.cumsum(rel, axis=1)  # relevant in the top i + 1
+  if name == "Rprec_mult":
+    out = []
+    for x in params:
+      c = np.floor(x * R + 0.9).astype(np.int64)
+      at = np.take_along_axis(hits, np.clip(c - 1, 0, hits.shape[1] - 1)[:, None], 1)[:, 0]
+      at = np.where(c > hits.shape[1], nrr, at)
+      out.append(np.where(c > 0, at / np.maximum(c, 1), 0.0))
+    return out
+  if name in ("iprec_at_recall", "11pt_avg"):
+    levels = params if name == "iprec_at_recall" else RECALL_LEVELS
+    prec = hits / np.arange(1, hits.shape[1] + 1)
+    prec = np.where(np.arange(hits.shape[1]) < counts[:, None], prec, 0.0)
+    best = np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1]  # max precision at or after
+    out = []
+    for x in levels:
+      c = np.floor(x * R + 0.5).astype(np.int64)  # trec_eval 10: lround
+      first = np.sum(hits < np.maximum(c, 1)[:, None], axis=1)  # position of the c-th relevant
+      v = np.take_along_axis(best, np.minimum(first, best.shape[1] - 1)[:, None], 1)[:, 0]
+      out.append(np.where((c <= nrr) & (nrr > 0), v, 0.0))
+    return out if name == "iprec_at_recall" else [np.mean(out, axis=0)]
+  raise AssertionError(name)  # pragma: no cover
+
+
+def describe() -> str:
+  """The measure list for ``jaxrank evaluate --help``."""
+  lines = ["measures (trec_eval names; -m NAME or -m NAME.p1,p2; sets: official, all_trec):"]
+  for m in MEASURES.values():
+    default = ""
+    if m.defaults:
+      default = " [default " + ",".join(f"{v:g}" for v in m.defaults) + "]"
+    lines.append(f"  {m.name:<22}{m.doc}{default}")
+  lines.append("not supported (a request is an error; all_trec leaves them out):")
+  for name, doc in UNSUPPORTED.items():
+    lines.append(f"  {name:<22}{doc}")
+  return "\n".join(lines)
