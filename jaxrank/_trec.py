@@ -90,7 +90,8 @@ MEASURES = {m.name: m for m in [
     Measure("set_relative_P", "Relevant retrieved / min(retrieved, R)."),
     Measure("set_recall", "Relevant retrieved / R.", core="recall"),
     Measure("set_map", "set_P * set_recall."),
-    Measure("set_F", "F-beta of set_P and set_recall (default beta 1; only the first beta).",
+    Measure("set_F", "(x + 1) P R / (x P + R) of set_P and set_recall, x = the first parameter "
+            "(default 1; trec_eval's x is not squared).",
             params="beta", defaults=(1.0,)),
     Measure("num_nonrel_judged_ret", "Retrieved documents judged non-relevant (0 <= rel < -l).",
             summary="sum"),
@@ -457,9 +458,10 @@ def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, thresh
   nrr = rel.sum(1)
   if name == "set_relative_P":
     return [nrr / np.maximum(np.minimum(counts, R), 1)]
-  if name == "set_F":  # a ratio of counts: exact in float64 on the host
-    b2 = params[0] ** 2
-    return [(1 + b2) * nrr / np.maximum(b2 * R + counts, 1e-300)]
+  if name == "set_F":  # trec_eval's (x + 1) P R / (x P + R), x = beta (not beta^2), in float64
+    x = params[0]
+    P, Rc = nrr / np.maximum(counts, 1), nrr / safe_R
+    return [np.where(nrr > 0, (x + 1.0) * P * Rc / np.maximum(x * P + Rc, 1e-300), 0.0)]
   if name == "set_map":
     return [nrr / np.maximum(counts, 1) * nrr / safe_R]
   if name == "bpref":
