@@ -28,7 +28,7 @@ RPREC_MULTS = tuple(i / 5 for i in range(1, 11))
 TIES = ("trec", "average", "optimistic", "pessimistic", "first")
 # Ordered ties (a total order per query) are needed by the prefix-count measures.
 ORDERED = ("trec", "first")
-NEEDS_ORDER = ("bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
+NEEDS_ORDER = ("bpref", "gm_bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,6 +73,8 @@ MEASURES = {m.name: m for m in [
             defaults=CUTS, core="precision", official=True),
     Measure("recall", "Recall at cutoffs: relevant in the top k / R.", params="int",
             defaults=CUTS, core="recall"),
+    Measure("gm_bpref", "Geometric mean over queries of bpref, each at least 1e-5.",
+            summary="gm", per_query=False),
     Measure("Rprec_mult", "Precision at cutoffs (int)(x * R + 0.9) for multiples x of R.",
             params="float", defaults=RPREC_MULTS),
     Measure("11pt_avg", "Mean of iprec_at_recall at the 11 levels 0.0, 0.1, ..., 1.0."),
@@ -101,7 +103,6 @@ MEASURES = {m.name: m for m in [
 UNSUPPORTED = {
     "relstring": "string of the top documents' relevance values",
     "infAP": "inferred AP (sampled judgments)",
-    "gm_bpref": "geometric mean of bpref",
     "utility": "linear utility with user weights",
     "binG": "binary gain (Moffat)",
     "G": "gain measure (Moffat)",
@@ -113,7 +114,7 @@ UNSUPPORTED = {
     "rbp_resid": "rank-biased precision residual",
     "unj": "unjudged documents in the top k",
     "yaap": "yet another AP (log-based)",
-    "prefs_*, qrels_jg, -R formats": "preference judgments and judgment groups",
+    "prefs_*": "preference judgments (-R prefs, qrels_prefs) and judgment groups (qrels_jg)",
 }
 ALL_TREC = tuple(MEASURES)
 OFFICIAL = tuple(name for name, m in MEASURES.items() if m.official)
@@ -235,6 +236,7 @@ class Result:
   per_query: dict[str, np.ndarray]  # printed name -> [queries]
   summary: dict[str, float | int | str]
   integer: set[str]  # printed names whose values are counts
+  core: dict[tuple, np.ndarray] = dataclasses.field(default_factory=dict)  # (name, k) -> values
 
 
 def _factorize_sorted(strings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -268,7 +270,8 @@ def _duplicates(q: np.ndarray, doc: np.ndarray, qids, docs, what: str) -> None:
 def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: str = "trec",
                  float32: bool = False, max_docs: int | None = None, complete: bool = False,
                  threshold: int = 1, chunk: int = 4096,
-                 progress: Callable[[int, int], None] | None = None) -> Result:
+                 progress: Callable[[int, int], None] | None = None,
+                 core_specs: Sequence[tuple[str, int | None]] = (), options=None) -> Result:
   """Evaluates a run against qrels the trec_eval way (see the module docstring).
 
   Args:
@@ -278,6 +281,8 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
     max_docs: keep the top ``max_docs`` documents of each query (trec_eval ``-M``).
     complete: evaluate every qrels query, absent ones scoring 0 (trec_eval ``-c``).
     threshold: relevant means grade >= threshold (trec_eval ``-l``); NDCG ignores it.
+    core_specs, options: extra rank-core metrics ``(name, k)`` (jaxrank's names) and the
+      :class:`~jaxrank._formulas.Options` they use; their values are in ``Result.core``.
   """
   if ties not in TIES:
     raise ValueError(f"ties must be one of {list(TIES)}, got {ties!r}")
@@ -343,13 +348,12 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   num_nonrel = np.bincount(jq, weights=(jrel >= 0) & (jrel < threshold), minlength=nq)
   rel_matrix = G >= threshold
 
-  # Rank-core measures: one kernel call per chunk of queries.
-  specs = _core_specs(requests)
+  # Rank-core measures. A query's catalog: its retrieved docs (by position), then its
+  # unretrieved relevant docs (unranked, so they count in R and in the ideal DCG).
+  specs = _core_specs(requests) + tuple(core_specs)
   core_values: dict[tuple, np.ndarray] = {}
   if specs:
-    options = _evaluate.make_options(threshold=threshold,
-                                     ties=ties if not ordered else "first")
-    # Catalog of a query: its retrieved docs (by position), then its unretrieved relevant docs.
+    options = options or _evaluate.make_options(threshold=threshold)
     unret = (~retrieved_j) & (jrel > 0)
     extra = np.bincount(jq[unret], minlength=nq)
     ustart = np.concatenate([[0], np.cumsum(extra)[:-1]])
@@ -358,17 +362,10 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
     uq = jq[unret]
     slot[np.flatnonzero(unret)] = counts[uq] + (np.arange(uq.size) - ustart[uq])
     positive = jrel > 0
-    nrelslots = np.bincount(jq[positive], minlength=nq)
-    core_keys = (-pos).astype(np.int64) if ordered else keys
-    for lo in range(0, nq, chunk):
-      hi = min(nq, lo + chunk)
-      out = _core_chunk(lo, hi, rq, pos, core_keys, counts, extra, jq, slot, jrel, positive,
-                        nrelslots, specs, options, "first" if ordered else "average")
-      for spec, v in zip(specs, out):
-        core_values.setdefault(spec, []).append(v)
-      if progress is not None:
-        progress(hi, nq)
-    core_values = {s: np.concatenate(v) for s, v in core_values.items()}
+    out = score_flat(nq, rq, pos, -pos if ordered else keys, counts + extra, jq[positive],
+                     slot[positive], jrel[positive], specs, options,
+                     ties="first" if ordered else "average", chunk=chunk, progress=progress)
+    core_values = dict(zip(specs, out))
   elif progress is not None:
     progress(nq, nq)
 
@@ -379,6 +376,8 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
     names = r.names()
     if m.summary in ("runid", "count"):
       summary[m.name] = run.tag if m.summary == "runid" else nq
+      if m.summary == "count":
+        integer.add(m.name)
       continue
     values = _measure_values(m, r.params, core_values, G, rel_matrix, counts, num_rel,
                              num_nonrel, threshold)
@@ -393,7 +392,7 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
       if m.per_query:
         per_query[name] = v
   return Result(qids=[q.decode() for q in qids.tolist()], per_query=per_query, summary=summary,
-                integer=integer)
+                integer=integer, core=core_values)
 
 
 def _core_specs(requests: Sequence[Request]) -> tuple:
@@ -409,31 +408,51 @@ def _core_specs(requests: Sequence[Request]) -> tuple:
   return tuple(dict.fromkeys(specs))
 
 
-def _core_chunk(lo, hi, rq, pos, keys, counts, extra, jq, slot, jrel, positive, nrelslots,
-                specs, options, ties):
-  """Pads queries [lo, hi) into the sparse form and runs the kernel."""
-  nb = bucket(hi - lo)
-  length = bucket(int((counts[lo:hi] + extra[lo:hi]).max()) if hi > lo else 1)
-  nslots = bucket(int(nrelslots[lo:hi].max()) if hi > lo else 1)
-  sel = (rq >= lo) & (rq < hi)
-  K = np.zeros((nb, length), np.int32)
-  W = np.zeros((nb, length), bool)
-  if keys.size:
-    k = keys[sel]
-    K[rq[sel] - lo, pos[sel]] = (k - k.min() + 1 if k.size else k).astype(np.int32)
-    W[rq[sel] - lo, pos[sel]] = True
-  jsel = positive & (jq >= lo) & (jq < hi)
-  q = jq[jsel]
-  order = np.argsort(q, kind="stable")
-  q = q[order]
-  first = np.searchsorted(q, np.arange(lo, hi))
-  col = np.arange(q.size) - first[q - lo]
-  ids = np.full((nb, nslots), -1, np.int32)
-  grades = np.zeros((nb, nslots), np.float32)
-  ids[q - lo, col] = slot[jsel][order]
-  grades[q - lo, col] = jrel[jsel][order]
-  out = score_lists(K, W, ids, grades, specs, options, ties=ties)
-  return [v[:hi - lo] for v in out]
+def score_flat(n_lists: int, item_list: np.ndarray, item_pos: np.ndarray, item_key: np.ndarray,
+               length: np.ndarray, rel_list: np.ndarray, rel_slot: np.ndarray,
+               rel_grade: np.ndarray, specs: tuple, options, *, ties: str, chunk: int = 4096,
+               progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, ...]:
+  """Core metrics of ``n_lists`` lists given in flat form, padded and bucketed on the host.
+
+  List ``i`` is a catalog of ``length[i]`` items; the ranked ones are the items
+  ``(item_list, item_pos)`` with order keys ``item_key`` (higher first), the others are unranked
+  (never retrieved). ``(rel_list, rel_slot, rel_grade)`` are its positive judgments. Lists are
+  processed in chunks of ``chunk``, each padded to powers of two in every dimension, so a stream
+  of differently sized inputs compiles a handful of times.
+  """
+  outs: list[list[np.ndarray]] = [[] for _ in specs]
+  rel_order = np.argsort(rel_list, kind="stable")
+  rel_list, rel_slot, rel_grade = rel_list[rel_order], rel_slot[rel_order], rel_grade[rel_order]
+  rel_first = np.searchsorted(rel_list, np.arange(n_lists + 1))
+  item_order = np.argsort(item_list, kind="stable")
+  item_list, item_pos, item_key = item_list[item_order], item_pos[item_order], item_key[item_order]
+  item_first = np.searchsorted(item_list, np.arange(n_lists + 1))
+  for lo in range(0, n_lists, chunk):
+    hi = min(n_lists, lo + chunk)
+    nb = bucket(hi - lo)
+    width = bucket(int(length[lo:hi].max()))
+    nslots = bucket(int(np.diff(rel_first[lo:hi + 1]).max()))
+    a, b = item_first[lo], item_first[hi]
+    keys = np.zeros((nb, width), np.int32)
+    where = np.zeros((nb, width), bool)
+    if b > a:
+      k = item_key[a:b]
+      keys[item_list[a:b] - lo, item_pos[a:b]] = k - k.min() + 1
+      where[item_list[a:b] - lo, item_pos[a:b]] = True
+    a, b = rel_first[lo], rel_first[hi]
+    rows = rel_list[a:b] - lo
+    cols = np.arange(a, b) - rel_first[rel_list[a:b]]
+    ids = np.full((nb, nslots), -1, np.int32)
+    grades = np.zeros((nb, nslots), np.float32)
+    ids[rows, cols] = rel_slot[a:b]
+    grades[rows, cols] = rel_grade[a:b]
+    for acc, v in zip(outs, score_lists(keys, where, ids, grades, specs, options, ties=ties)):
+      acc.append(v[:hi - lo])
+    if progress is not None:
+      progress(hi, n_lists)
+  if n_lists == 0:
+    return tuple(np.zeros(0) for _ in specs)
+  return tuple(np.concatenate(acc) for acc in outs)
 
 
 def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, threshold):
@@ -464,7 +483,7 @@ def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, thresh
     return [np.where(nrr > 0, (x + 1.0) * P * Rc / np.maximum(x * P + Rc, 1e-300), 0.0)]
   if name == "set_map":
     return [nrr / np.maximum(counts, 1) * nrr / safe_R]
-  if name == "bpref":
+  if name in ("bpref", "gm_bpref"):
     judged_nonrel = (G >= 0) & (G < threshold)
     above = np.cumsum(judged_nonrel, axis=1) - judged_nonrel
     denom = np.minimum(num_nonrel, R)[:, None]
@@ -501,8 +520,8 @@ def describe() -> str:
     default = ""
     if m.defaults:
       default = " [default " + ",".join(f"{v:g}" for v in m.defaults) + "]"
-    lines.append(f"  {m.name:<22}{m.doc}{default}")
+    lines.append(f"  {m.name:<22} {m.doc}{default}")
   lines.append("not supported (a request is an error; all_trec leaves them out):")
   for name, doc in UNSUPPORTED.items():
-    lines.append(f"  {name:<22}{doc}")
-  return "\n".join(lines)
+    lines.append(f"  {name:<22} {doc}")
+  return "\n".join(lines) + "\n"
