@@ -429,9 +429,9 @@ def score_flat(n_lists: int, item_list: np.ndarray, item_pos: np.ndarray, item_k
   item_first = np.searchsorted(item_list, np.arange(n_lists + 1))
   for lo in range(0, n_lists, chunk):
     hi = min(n_lists, lo + chunk)
-    nb = bucket(hi - lo)
-    width = bucket(int(length[lo:hi].max()))
-    nslots = bucket(int(np.diff(rel_first[lo:hi + 1]).max()))
+    nb = bucket(hi - lo, 64)  # at least 64 lists: padding rows cost little, shapes stay few
+    width = bucket(int(length[lo:hi].max()), 16)
+    nslots = bucket(int(np.diff(rel_first[lo:hi + 1]).max()), 8)
     a, b = item_first[lo], item_first[hi]
     keys = np.zeros((nb, width), np.int32)
     where = np.zeros((nb, width), bool)

@@ -200,8 +200,8 @@ def main(argv: list[str] | None = None) -> int:
 
   Example:
     >>> from jaxrank import cli
-    >>> cli.main(["evaluate", "--example", "-m", "num_q"])
-    num_q                 	all	5
+    >>> cli.main(["evaluate", "--example", "-m", "num_q"])  # doctest: +NORMALIZE_WHITESPACE
+    num_q all 5
     0
   """
   args = _parser().parse_args(argv)
