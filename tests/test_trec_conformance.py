@@ -1,0 +1,73 @@
+"""`jaxrank evaluate` against trec_eval's own test suite (expected outputs of trec_eval 10).
+
+Every line of each expected output whose measure jaxrank supports must be reproduced exactly
+(name padding, query id, value to the printed 4 decimals) and in trec_eval's order; every other
+line must belong to a measure that jaxrank lists as unsupported. The commands are those of
+trec_eval's Makefile (see ../shared/data/trec_eval/README or REFERENCES.md); `-mrelstring.20` of
+`out.test.aql` is left out because `relstring` is one of the unsupported measures.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from jaxrank import _trec, cli
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec_eval"
+pytestmark = pytest.mark.skipif(not DATA.is_dir(),
+                                reason=f"trec_eval's test files are not here ({DATA})")
+
+CASES = {
+    "out.test": ["qrels.test", "results.test"],
+    "out.test with comments": ["qrels.test.with-comments", "results.test"],
+    "out.test.a": ["-m", "all_trec", "qrels.test", "results.test"],
+    "out.test.aq": ["-m", "all_trec", "-q", "qrels.test", "results.test"],
+    "out.test.aq with comments": ["-m", "all_trec", "-q", "qrels.test.with-comments",
+                                  "results.test"],
+    "out.test.aqc": ["-m", "all_trec", "-q", "-c", "qrels.test", "results.trunc"],
+    "out.test.aqcM": ["-m", "all_trec", "-q", "-c", "-M100", "qrels.test", "results.trunc"],
+    "out.test.aql": ["-m", "all_trec", "-q", "-l2", "qrels.rel_level", "results.test"],
+    "out.comment.test": ["qrels.comment.test", "results.comment.test"],
+    "out.comment.aq": ["-m", "all_trec", "-q", "qrels.comment.test", "results.comment.test"],
+    "out.302.aq": ["-m", "all_trec", "-q", "qrels-302.test", "results-302.test"],
+}
+
+
+def _base(name: str) -> str:
+  """The measure of a printed name: P_10 -> P, iprec_at_recall_0.10 -> iprec_at_recall."""
+  while name not in _trec.MEASURES and name not in _trec.UNSUPPORTED and "_" in name:
+    name = name.rpartition("_")[0]
+  return name
+
+
+def _run(args, capsys):
+  paths = [str(DATA / a) if (DATA / a).is_file() else a for a in args]
+  code = cli.main(["evaluate", *paths])
+  out = capsys.readouterr().out
+  assert code == 0
+  return out.splitlines()
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_reproduces_trec_eval(case, capsys):
+  golden = (DATA / case.split()[0]).read_text().splitlines()
+  ours = _run(CASES[case], capsys)
+  supported = [line for line in golden if _base(line.split("\t")[0].strip()) in _trec.MEASURES]
+  others = {_base(line.split("\t")[0].strip()) for line in golden} - set(_trec.MEASURES)
+  assert others <= set(_trec.UNSUPPORTED), f"silently skipped: {others - set(_trec.UNSUPPORTED)}"
+  assert ours == supported  # every supported line, byte for byte, in trec_eval's order
+
+
+def test_every_all_trec_measure_is_computed_or_listed_unsupported(capsys):
+  golden = (DATA / "out.test.aq").read_text().splitlines()
+  names = {_base(line.split("\t")[0].strip()) for line in golden}
+  assert names <= set(_trec.MEASURES) | set(_trec.UNSUPPORTED)
+  assert set(_trec.MEASURES) <= names  # nothing invented beyond trec_eval's names
+
+
+def test_qrels_with_comments_read_like_plain_qrels():
+  from jaxrank import io
+  plain, commented = io.read_qrels(DATA / "qrels.test"), io.read_qrels(
+      DATA / "qrels.test.with-comments")
+  assert b"CR#93E-1860" in commented.docid.tolist()  # a '#' inside an id is data
+  assert len(plain) == len(commented)
