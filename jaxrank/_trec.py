@@ -353,7 +353,8 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   specs = _core_specs(requests) + tuple(core_specs)
   core_values: dict[tuple, np.ndarray] = {}
   if specs:
-    options = options or _evaluate.make_options(threshold=threshold)
+    options = options or _evaluate.make_options(threshold=threshold,
+                                                ties="first" if ordered else ties)
     unret = (~retrieved_j) & (jrel > 0)
     extra = np.bincount(jq[unret], minlength=nq)
     ustart = np.concatenate([[0], np.cumsum(extra)[:-1]])

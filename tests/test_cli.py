@@ -1,0 +1,176 @@
+"""The `jaxrank evaluate` command: formats, options, tie orders, progress and one-line errors."""
+
+import io as stdio
+import json
+import subprocess
+import sys
+
+import pytest
+
+from jaxrank import _trec, cli
+
+
+def run_cli(capsys, *args):
+  code = cli.main(["evaluate", *map(str, args)])
+  captured = capsys.readouterr()
+  return code, captured.out, captured.err
+
+
+def write(tmp_path, name, text):
+  path = tmp_path / name
+  path.write_text(text)
+  return path
+
+
+# Two documents tied at 0.5: the relevant one ("a") has the smaller id, so trec_eval puts it
+# second (doc id descending); "c" at 0.1 is relevant too.
+TIED_QRELS = "q1 0 a 1\nq1 0 b 0\nq1 0 c 1\n"
+TIED_RUN = "q1 Q0 a 1 0.5 t\nq1 Q0 b 2 0.5 t\nq1 Q0 c 3 0.1 t\n"
+
+
+def values(out):
+  return {tuple(line.split("\t")[:2]): line.split("\t")[2] for line in out.splitlines()}
+
+
+def test_example_table(capsys):
+  code, out, err = run_cli(capsys, "--example", "--format", "table", "-q", "-m", "map",
+                           "-m", "ndcg_cut.10")
+  assert code == 0 and err == ""
+  lines = out.splitlines()
+  assert lines[0].startswith("| measure") and lines[0].endswith(" all |") and "q101" in lines[0]
+  assert lines[2].startswith("| map ") and lines[3].startswith("| ndcg_cut_10 ")
+
+
+def test_trec_output_format_and_hand_computed_values(tmp_path, capsys):
+  qrels, run = write(tmp_path, "qrels", TIED_QRELS), write(tmp_path, "run", TIED_RUN)
+  code, out, _ = run_cli(capsys, "-q", "-m", "map", "-m", "recip_rank", "-m", "P.2", qrels, run)
+  assert code == 0
+  # trec order b, a, c: relevant at ranks 2 and 3 -> AP = (1/2 + 2/3) / 2, RR = 1/2, P@2 = 1/2
+  assert out == ("map                   \tq1\t0.5833\nrecip_rank            \tq1\t0.5000\n"
+                 "P_2                   \tq1\t0.5000\nmap                   \tall\t0.5833\n"
+                 "recip_rank            \tall\t0.5000\nP_2                   \tall\t0.5000\n")
+
+
+@pytest.mark.parametrize("ties, rr", [("trec", 0.5), ("first", 1.0), ("average", 0.75),
+                                      ("optimistic", 1.0), ("pessimistic", 0.5)])
+def test_tie_orders(tmp_path, capsys, ties, rr):
+  qrels, run = write(tmp_path, "qrels", TIED_QRELS), write(tmp_path, "run", TIED_RUN)
+  code, out, _ = run_cli(capsys, "--ties", ties, "-m", "recip_rank", qrels, run)
+  assert code == 0 and values(out)[("recip_rank            ", "all")] == f"{rr:6.4f}"
+
+
+def test_float64_scores_by_default_float32_on_request(tmp_path, capsys):
+  # 0.975230282 and 0.975230281 differ as float64 (trec_eval 10) but tie as float32
+  # (pytrec_eval, trec_eval 9): then doc id descending puts the non-relevant "b" first.
+  qrels = write(tmp_path, "qrels", "q 0 a 1\nq 0 b 0\n")
+  run = write(tmp_path, "run", "q Q0 a 1 0.975230282 t\nq Q0 b 2 0.975230281 t\n")
+  assert values(run_cli(capsys, "-m", "recip_rank", qrels, run)[1])[
+      ("recip_rank            ", "all")] == "1.0000"
+  assert values(run_cli(capsys, "--float32", "-m", "recip_rank", qrels, run)[1])[
+      ("recip_rank            ", "all")] == "0.5000"
+
+
+def test_complete_max_docs_and_level(tmp_path, capsys):
+  qrels = write(tmp_path, "qrels", "q1 0 a 2\nq1 0 b 1\nq2 0 x 1\n")
+  run = write(tmp_path, "run", "q1 Q0 b 1 3 t\nq1 Q0 a 2 2 t\nq9 Q0 z 1 1 t\n")
+  code, out, _ = run_cli(capsys, "-q", "-m", "num_q", "-m", "map", qrels, run)
+  assert values(out)[("num_q                 ", "all")] == "1"  # q2 skipped, q9 ignored
+  code, out, _ = run_cli(capsys, "-q", "-c", "-m", "num_q", "-m", "map", qrels, run)
+  v = values(out)
+  assert v[("num_q                 ", "all")] == "2" and v[("map                   ", "q2")] == (
+      "0.0000") and v[("map                   ", "all")] == "0.5000"
+  code, out, _ = run_cli(capsys, "-M1", "-m", "map", "-m", "num_ret", qrels, run)
+  assert values(out)[("map                   ", "all")] == "0.5000"  # only b is kept
+  code, out, _ = run_cli(capsys, "-l2", "-m", "map", "-m", "ndcg", qrels, run)
+  v = values(out)
+  assert v[("map                   ", "all")] == "0.5000"  # only a is relevant at -l2
+  ideal = 2 + 1 / 1.584962500721156
+  assert v[("ndcg                  ", "all")] == f"{(1 + 2 / 1.584962500721156) / ideal:6.4f}"
+
+
+def test_json_and_csv_carry_the_same_numbers(capsys):
+  _, trec, _ = run_cli(capsys, "--example", "-q", "-m", "map", "-m", "num_rel")
+  _, js, _ = run_cli(capsys, "--example", "-q", "-m", "map", "-m", "num_rel", "--format",
+                     "json")
+  _, csv, _ = run_cli(capsys, "--example", "-q", "-m", "map", "-m", "num_rel", "--format", "csv")
+  data = json.loads(js)
+  t = values(trec)
+  assert f"{data['all']['map']:6.4f}" == t[("map                   ", "all")]
+  assert data["per_query"]["q101"]["num_rel"] == int(t[("num_rel               ", "q101")])
+  assert "map,q102," + t[("map                   ", "q102")] in csv.splitlines()
+
+
+def test_help_lists_every_measure(capsys):
+  with pytest.raises(SystemExit) as e:
+    cli.main(["evaluate", "--help"])
+  assert e.value.code == 0
+  out = capsys.readouterr().out
+  for name in list(_trec.MEASURES) + list(_trec.UNSUPPORTED):
+    assert f"\n  {name} " in out
+  assert "not supported" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["missing.qrels", "missing.run"], "cannot read missing.qrels"),
+    (["--example", "-m", "nope"], "unknown measure 'nope'"),
+    (["--example", "-m", "relstring"], "does not compute"),
+    (["--example", "-m", "P.x"], "comma-separated numbers"),
+    (["--example", "-M", "0"], "-M must be a positive"),
+    ([], "give QRELS and RUN"),
+])
+def test_errors_are_one_line(capsys, args, message):
+  code, out, err = run_cli(capsys, *args)
+  assert code != 0 and out == ""
+  assert err.startswith("jaxrank: error: ") and err.count("\n") == 1 and message in err
+
+
+def test_malformed_file_names_file_and_line(tmp_path, capsys):
+  qrels = write(tmp_path, "q.txt", "q 0 a 1\n")
+  run = write(tmp_path, "r.txt", "# header\nq Q0 a 1 0.5 t\n\nq Q0 b 2 high t\n")
+  code, out, err = run_cli(capsys, qrels, run)
+  assert code == 1 and out == ""
+  assert err == f"jaxrank: error: {run}:4: the score (5th field) must be a number, got 'high'\n"
+
+
+def test_duplicate_document_is_an_error(tmp_path, capsys):
+  qrels = write(tmp_path, "q.txt", "q 0 a 1\n")
+  run = write(tmp_path, "r.txt", "q Q0 a 1 0.5 t\nq Q0 a 2 0.4 t\n")
+  code, _, err = run_cli(capsys, qrels, run)
+  assert code == 1 and "lists document 'a' twice" in err
+
+
+def test_bad_option_is_one_line_and_exit_2(capsys):
+  with pytest.raises(SystemExit) as e:
+    cli.main(["evaluate", "--bogus"])
+  err = capsys.readouterr().err
+  assert e.value.code == 2 and err.startswith("jaxrank: error: ") and err.count("\n") == 1
+
+
+def test_console_entry_point_runs_without_traceback(tmp_path):
+  done = subprocess.run([sys.executable, "-m", "jaxrank.cli", "evaluate", str(tmp_path / "x"),
+                         str(tmp_path / "y")], capture_output=True, text=True)
+  assert done.returncode == 1 and done.stdout == ""
+  assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+
+
+class FakeTTY(stdio.StringIO):
+  def isatty(self):
+    return True
+
+
+def test_progress_bar_only_on_a_terminal_after_the_delay():
+  tty = FakeTTY()
+  bar = cli._Progress(stream=tty, after=0.0)
+  bar(5, 10)
+  bar.close()
+  assert "5/10 queries" in tty.getvalue()
+  quiet = FakeTTY()
+  bar = cli._Progress(stream=quiet, after=60.0)  # fast work: nothing shown
+  bar(5, 10)
+  bar.close()
+  assert quiet.getvalue() == ""
+  log = stdio.StringIO()  # not a terminal: nothing, ever
+  bar = cli._Progress(stream=log, after=0.0)
+  bar(5, 10)
+  bar.close()
+  assert log.getvalue() == ""
