@@ -393,7 +393,7 @@ def qrels_from_frame(frame, *, user_col: str = "user_id", item_col: str = "item_
   bad = np.flatnonzero(~np.isfinite(rel) | (rel != np.round(rel)))
   if bad.size:
     raise ValueError(f"{what}: column {target_col!r} must hold integer grades, got "
-                     f"{target[bad[0]]!r} at row {int(bad[0])}")
+                     f"{target[bad[0]]!s} at row {int(bad[0])}")
   return Qrels(qid=_id_column(frame, user_col, what), docid=_id_column(frame, item_col, what),
                rel=rel.astype(np.int64))
 
