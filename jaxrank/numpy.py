@@ -280,7 +280,7 @@ def evaluate_ranked(recommended, relevant, metrics: Sequence[str] | str = DEFAUL
     dup = np.flatnonzero(key[1:] == key[:-1])
     if dup.size:
       k = int(key[dup[0]])
-      raise ValueError(f"{what} for {_label(keys, k // D)} repeats item {codes[k % D]!r}")
+      raise ValueError(f"{what} for {_label(keys, k // D)} repeats item {codes[k % D].item()!r}")
   sizes = np.bincount(rec_user, minlength=n)
   pos = np.arange(rec_user.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
   # Slot of each relevant id: its position if recommended, else after the recommended items.

@@ -1,0 +1,180 @@
+"""`jaxrank.numpy`: agreement with pytrec_eval and with the JAX API, input forms, errors, and the
+number of compilations for a stream of differently sized batches."""
+
+import numpy as np
+import pytest
+
+import jaxrank
+from jaxrank import numpy as jrn
+
+# trec_eval name -> pytrec_eval measure family.
+PYTREC = {"map": "map", "ndcg": "ndcg", "ndcg_cut_10": "ndcg_cut", "P_5": "P", "P_20": "P",
+          "recall_10": "recall", "recip_rank": "recip_rank", "Rprec": "Rprec", "bpref": "bpref",
+          "set_F": "set", "set_P": "set", "set_recall": "set", "success_5": "success",
+          "map_cut_10": "map_cut", "num_rel": "num_rel", "num_ret": "num_ret",
+          "num_rel_ret": "num_rel_ret"}
+
+
+def random_trec(seed, queries=25):
+  """String ids (some with '#'), scores on a coarse grid (ties), grades -1..3, some queries
+  without judgments or without relevant documents, relevant documents missing from the run."""
+  rng = np.random.default_rng(seed)
+  name = lambda j: f"d#{j}" if j % 7 == 0 else f"doc{j}"  # noqa: E731
+  run, qrels = {}, {}
+  for qi in range(queries):
+    q = f"q{qi:02d}"
+    docs = rng.choice(150, size=rng.integers(1, 50), replace=False)
+    run[q] = {name(j): float(np.round(rng.normal(), 1)) for j in docs}
+    if qi % 6 != 5:
+      judged = rng.choice(150, size=rng.integers(1, 40), replace=False)
+      top = 0 if qi % 6 == 4 else 3
+      qrels[q] = {name(j): int(rng.integers(-1, top + 1)) for j in judged}
+  qrels["only-in-qrels"] = {"x": 1}
+  return run, qrels
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_agrees_with_pytrec_eval(seed):
+  pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier not installed")
+  run, qrels = random_trec(seed)
+  ref = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC.values())).evaluate(run)
+  ours = jrn.evaluate_run(run, qrels, list(PYTREC), float32=True)
+  assert sorted(ours["map"]) == sorted(ref)  # the same queries (qrels and run), no others
+  for measure in PYTREC:
+    for q in ref:
+      assert ours[measure][q] == pytest.approx(ref[q][measure], abs=1e-6), (measure, q)
+
+
+def test_float32_comparison_reproduces_pytrec_eval_ties():
+  pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier not installed")
+  run = {"q": {"a": 0.975230282, "b": 0.975230281}}
+  qrels = {"q": {"a": 1, "b": 0}}
+  ref = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)["q"]["recip_rank"]
+  assert ref == 0.5
+  assert jrn.evaluate_run(run, qrels, "recip_rank", float32=True)["recip_rank"]["q"] == 0.5
+  assert jrn.evaluate_run(run, qrels, "recip_rank")["recip_rank"]["q"] == 1.0
+
+
+def test_run_dicts_with_jaxrank_names_and_tie_policies():
+  run = {"q1": {"a": 0.5, "b": 0.5, "c": 0.1}, "q2": {"x": 1.0}}
+  qrels = {"q1": {"a": 1, "c": 2}, "q2": {"y": 1}}
+  out = jrn.evaluate_run(run, qrels, ["mrr", "ndcg@2", "P_2"], reduce=None)
+  assert out["mrr"] == {"q1": 0.5, "q2": 0.0}  # trec order: b before a
+  avg = jrn.evaluate_run(run, qrels, ["mrr"], ties="average")["mrr"]
+  assert avg["q1"] == pytest.approx(0.75)  # a is first or second with probability 1/2
+  means = jrn.evaluate_run(run, qrels, ["mrr", "P_2", "num_q"], reduce="mean")
+  assert means == {"mrr": 0.25, "P_2": pytest.approx(0.25), "num_q": 2}
+  with pytest.raises(ValueError, match="needs an order"):
+    jrn.evaluate_run(run, qrels, ["bpref"], ties="average")
+  with pytest.raises(ValueError, match="names 9 values"):
+    jrn.evaluate_run(run, qrels, ["P"])
+
+
+@pytest.mark.parametrize("ties", ["average", "optimistic", "pessimistic", "first"])
+def test_arrays_and_ragged_lists_match_the_jax_api(ties):
+  rng = np.random.default_rng(3)
+  scores = (rng.integers(0, 5, (12, 20)) / 4).astype(np.float32)
+  labels = rng.integers(0, 4, (12, 20)) * (rng.random((12, 20)) < 0.3)
+  where = rng.random((12, 20)) < 0.8
+  metrics = ["ndcg@5", "map", "mrr", "p@3", "r@10", "rprec", "hr@2", "mar"]
+  expect = jaxrank.evaluate(scores, labels, metrics, where=where, ties=ties)
+  got = jrn.evaluate(scores, labels, metrics, where=where, ties=ties)
+  ragged_s = [list(map(float, s[w])) for s, w in zip(scores, where)]
+  ragged_l = [list(map(int, y[w])) for y, w in zip(labels, where)]
+  ragged = jrn.evaluate(ragged_s, ragged_l, metrics, ties=ties)
+  for m in metrics:
+    assert isinstance(got[m], np.ndarray) and got[m].shape == (12,)
+    np.testing.assert_allclose(got[m], np.asarray(expect[m]), atol=1e-6)
+    np.testing.assert_allclose(ragged[m], np.asarray(expect[m]), atol=1e-6)
+  mean = jrn.evaluate(scores, labels, metrics, where=where, ties=ties, reduce="mean")
+  assert isinstance(mean["map"], float) and mean["map"] == pytest.approx(
+      float(np.mean(expect["map"])), abs=1e-6)
+
+
+def test_leading_dimensions_and_empty_policy():
+  scores = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+  labels = np.zeros((2, 3, 4))
+  labels[0, 0, 1] = 1
+  out = jrn.evaluate(scores, labels, ["mrr"], empty="skip")
+  assert out["mrr"].shape == (2, 3) and np.isnan(out["mrr"]).sum() == 5
+  assert out["mrr"][0, 0] == pytest.approx(1 / 3)
+  assert jrn.evaluate(scores, labels, "mrr", empty="skip", reduce="mean")["mrr"] == (
+      pytest.approx(1 / 3))
+
+
+def test_ranked_ids_hand_example_and_keyed_output():
+  out = jrn.evaluate_ranked([[7, 3, 5], [1, 2]], [{5, 9}, {4: 2}], ["recall@3", "mrr", "ndcg"])
+  np.testing.assert_allclose(out["recall@3"], [0.5, 0.0])
+  np.testing.assert_allclose(out["mrr"], [1 / 3, 0.0], rtol=1e-6)
+  # ndcg of the first user: DCG 1/log2(4) = 0.5, ideal 1 + 1/log2(3)
+  np.testing.assert_allclose(out["ndcg"], [0.5 / (1 + 1 / np.log2(3)), 0.0], rtol=1e-6)
+  keyed = jrn.evaluate_ranked({"u1": ["a", "b"], "u2": ["c"]}, {"u1": ["b"], "u3": ["z"]},
+                              ["mrr"], empty="nan")
+  assert list(keyed["mrr"]) == ["u1", "u2", "u3"]
+  assert keyed["mrr"]["u1"] == 0.5 and np.isnan(keyed["mrr"]["u2"]) and keyed["mrr"]["u3"] == 0
+
+
+def test_ranked_ids_match_the_core_constructor():
+  rng = np.random.default_rng(4)
+  rec = [list(rng.choice(40, size=rng.integers(0, 15), replace=False)) for _ in range(30)]
+  rel = [list(rng.choice(40, size=rng.integers(0, 6), replace=False)) for _ in range(30)]
+  ranked = np.full((30, 15), -1)
+  relevant = np.full((30, 6), -1)
+  for i, (a, b) in enumerate(zip(rec, rel)):
+    ranked[i, :len(a)], relevant[i, :len(b)] = a, b
+  ranks = jaxrank.from_ranked_ids(ranked, relevant)
+  metrics = ["ndcg@5", "map", "mrr", "p@5", "r@5", "rprec", "fbeta"]
+  expect = jaxrank.evaluate(ranks, None, metrics)
+  got = jrn.evaluate_ranked(rec, rel, metrics)
+  for m in metrics:
+    np.testing.assert_allclose(got[m], np.asarray(expect[m]), atol=1e-6, err_msg=m)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: jrn.evaluate([[0.1, 0.2]], [[1, -1]]), ValueError, "list 0, item 1: grades must"),
+    (lambda: jrn.evaluate([[0.1, 0.2], [0.3]], [[1, 0], [1, 1]]), ValueError,
+     "list 1: scores has 1 items but labels has 2"),
+    (lambda: jrn.evaluate(np.zeros((2, 3)), np.zeros((2, 4))), ValueError, "shape of scores"),
+    (lambda: jrn.evaluate([[0.1]], [[1]], ["nope"]), ValueError, "unknown metric 'nope'"),
+    (lambda: jrn.evaluate_ranked({"ann": [1, 2, 1]}, {"ann": [1]}), ValueError,
+     "recommended for user 'ann' repeats item 1"),
+    (lambda: jrn.evaluate_ranked([[1, "a"]], [[1]]), TypeError, "all be ints or all be strings"),
+    (lambda: jrn.evaluate_ranked([[1]], [{1: -2}]), ValueError,
+     "relevant for user 0: the grade of item 1 must be a number >= 0"),
+    (lambda: jrn.evaluate_ranked([[1]], [[1], [2]]), ValueError, "1 users but relevant has 2"),
+    (lambda: jrn.evaluate_run({"q": {"a": 1.0}}, {"q": {"a": 1.5}}), ValueError,
+     r"qrels\['q'\]\['a'\] must be an integer grade"),
+    (lambda: jrn.evaluate_run({"q": {"a": 1.0}}, {"q": {"a": 1}}, ["relstring"]), ValueError,
+     "does not compute"),
+])
+def test_input_errors_name_the_list_user_or_query(call, error, message):
+  with pytest.raises(error, match=message):
+    call()
+
+
+def test_a_stream_of_batch_sizes_compiles_a_handful_of_times():
+  from jax._src import dispatch, monitoring
+
+  compiles = []
+
+  def listener(event, duration, **kwargs):
+    if event == dispatch.BACKEND_COMPILE_EVENT:
+      compiles.append(event)
+
+  monitoring.register_event_duration_secs_listener(listener)
+  try:
+    rng = np.random.default_rng(5)
+    metrics = ["ndcg@10", "map", "mrr", "recall@20"]  # a metric set no other test compiles
+    for b in range(50):  # 50 distinct batch sizes, 10 to 255 users
+      users = 10 + 5 * b
+      rec = [list(rng.choice(500, size=rng.integers(1, 51), replace=False))
+             for _ in range(users)]
+      rel = [list(rng.choice(500, size=rng.integers(1, 6), replace=False)) for _ in range(users)]
+      out = jrn.evaluate_ranked(rec, rel, metrics)
+      assert out["map"].shape == (users,)
+      if b % 10 == 0:  # padding changes nothing: one user alone gives the same values
+        alone = jrn.evaluate_ranked(rec[:1], rel[:1], metrics)
+        assert all(alone[m][0] == pytest.approx(out[m][0], abs=1e-7) for m in metrics)
+  finally:
+    monitoring.unregister_event_duration_listener(listener)
+  assert 1 <= len(compiles) <= 8
