@@ -6,8 +6,10 @@ line, ``qid iter docid rel`` with an integer grade (``-1`` = pooled but unjudged
 a ``#`` inside an id is data, a line whose first field starts with ``#`` is a comment, blank lines
 are skipped. A malformed line raises :class:`TrecFormatError` naming the file and line number.
 
-Files are parsed by NumPy without a Python loop per line (the whole file is split into fields with
-vectorised byte comparisons), so a 10-million-line run loads in seconds (``bench/bench_io.py``).
+Files are parsed without a Python loop per line: regular files (a fixed number of fields, no
+comment lines) by NumPy's C ``loadtxt``, any other file by splitting the whole byte string into
+fields with vectorised comparisons, which also locates malformed lines. A 10-million-line run
+loads in a few seconds (``bench/bench_io.py``).
 Ids are kept as NumPy byte strings (UTF-8), whose order is trec_eval's ``strcmp`` order.
 
 The DataFrame adapters (:func:`run_from_frame`, :func:`qrels_from_frame`, :func:`run_to_frame`,
@@ -143,6 +145,52 @@ def _numbers(strings: np.ndarray, dtype, what: str, name: str, lines: np.ndarray
   raise TrecFormatError(f"{name}: a {what} is out of range")
 
 
+def _fast(data: bytes, kinds: str, usecols: tuple[int, ...] | None):
+  """NumPy's C ``loadtxt`` for the common case: no comment lines and at least
+  ``max(usecols) + 1`` fields on every non-blank line (exactly ``len(kinds)`` without usecols). ``kinds`` gives each used column's type
+  (``s`` string, ``i`` int, ``f`` float, ``-`` only checked to exist). Returns the columns, or
+  None (then the general tokenizer reads the file and reports any malformed line).
+
+  String widths are guessed from the file's first lines and the parse is redone, wider, if any
+  value fills its field (so nothing is ever cut)."""
+  import io as _io
+  import warnings
+
+  sample = data[:1 << 16].split()
+  guess = max(8, 2 * max((len(t) for t in sample), default=1))
+  for width in (guess, 4 * guess, 1024):
+    dtype = np.dtype([(f"f{i}", {"s": f"S{width}", "-": "S1", "i": np.int64,
+                                  "f": np.float64}[k]) for i, k in enumerate(kinds)])
+    try:
+      with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = np.loadtxt(_io.BytesIO(data), dtype=dtype, comments=None, delimiter=None,
+                           ndmin=1, usecols=usecols, encoding=None)
+    except (ValueError, UnicodeError, OverflowError):
+      return None
+    raw = table.view(np.uint8).reshape(table.size, dtype.itemsize)
+    offsets = [dtype.fields[f"f{i}"][1] for i, k in enumerate(kinds) if k == "s"]
+    if not any(raw[:, o + width - 1].any() for o in offsets):
+      break
+  else:
+    return None
+  if table.size and (raw[:, 0] == ord("#")).any():
+    return None  # comment lines
+  return [table[f"f{i}"] if k != "-" else None for i, k in enumerate(kinds)]  # views, no copy
+
+
+def _last_tag(data: bytes) -> str:
+  """The 6th field of the last line with one (trec_eval's runid)."""
+  end = len(data)
+  while end > 0:
+    start = data.rfind(b"\n", 0, end - 1) + 1
+    fields = data[start:end].split()
+    if len(fields) >= 6 and not fields[0].startswith(b"#"):
+      return fields[5].decode(errors="replace")
+    end = start - 1 if start > 0 else 0
+  return "jaxrank"
+
+
 def _read(path_or_bytes: PathLike | bytes, name: str | None):
   if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
     return bytes(path_or_bytes), name or "<bytes>"
@@ -171,6 +219,10 @@ def read_run(path: PathLike | bytes, *, name: str | None = None) -> Run:
     ([b'd#1', b'd2'], [2.5, 1.5], 'bm25')
   """
   data, name = _read(path, name)
+  fast = _fast(data, "ssif-", (0, 2, 3, 4, 5))
+  if fast is not None:
+    qid, docid, rank, score, _ = fast
+    return Run(qid=qid, docid=docid, score=score, rank=rank, tag=_last_tag(data))
   buf, s, e, lines = _fields(data, name, 6, None)
   if lines.size == 0:
     return Run(*(np.zeros(0, t) for t in ("S1", "S1", np.float64, np.int64)))
@@ -193,6 +245,9 @@ def read_qrels(path: PathLike | bytes, *, name: str | None = None) -> Qrels:
     ([b'd1', b'd2'], [2, 0])
   """
   data, name = _read(path, name)
+  fast = _fast(data, "s-si", None)
+  if fast is not None:
+    return Qrels(qid=fast[0], docid=fast[2], rel=fast[3])
   buf, s, e, lines = _fields(data, name, 4, 4)
   if lines.size == 0:
     return Qrels(*(np.zeros(0, t) for t in ("S1", "S1", np.int64)))
