@@ -121,20 +121,13 @@ def _number(name: str, value, integer: set[str]) -> str:
 
 def _render(result: _trec.Result, fmt: str, per_query: bool) -> str:
   names = list(result.per_query) if per_query else []
-  if fmt == "trec":
-    lines = []
-    for i, qid in enumerate(result.qids if per_query else []):
-      lines += [f"{n:<22}\t{qid}\t{_number(n, result.per_query[n][i], result.integer)}"
-                for n in names]
-    lines += [f"{n:<22}\tall\t{_number(n, v, result.integer)}" for n, v in result.summary.items()]
-    return "\n".join(lines) + "\n"
-  if fmt == "csv":
-    lines = ["measure,qid,value"]
-    for i, qid in enumerate(result.qids if per_query else []):
-      lines += [f"{n},{_csv(qid)},{_number(n, result.per_query[n][i], result.integer)}"
-                for n in names]
-    lines += [f"{n},all,{_csv(_number(n, v, result.integer))}" for n, v in result.summary.items()]
-    return "\n".join(lines) + "\n"
+  if fmt in ("trec", "csv"):
+    rows = [(n, qid, _number(n, result.per_query[n][i], result.integer))
+            for i, qid in enumerate(result.qids if per_query else []) for n in names]
+    rows += [(n, "all", _number(n, v, result.integer)) for n, v in result.summary.items()]
+    if fmt == "trec":
+      return "".join(f"{n:<22}\t{q}\t{v}\n" for n, q, v in rows)
+    return "measure,qid,value\n" + "".join(f"{n},{_csv(q)},{_csv(v)}\n" for n, q, v in rows)
   if fmt == "json":
     def plain(n, v):
       return v if isinstance(v, str) else int(v) if n in result.integer else float(v)

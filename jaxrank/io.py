@@ -147,9 +147,10 @@ def _numbers(strings: np.ndarray, dtype, what: str, name: str, lines: np.ndarray
 
 def _fast(data: bytes, kinds: str, usecols: tuple[int, ...] | None):
   """NumPy's C ``loadtxt`` for the common case: no comment lines and at least
-  ``max(usecols) + 1`` fields on every non-blank line (exactly ``len(kinds)`` without usecols). ``kinds`` gives each used column's type
-  (``s`` string, ``i`` int, ``f`` float, ``-`` only checked to exist). Returns the columns, or
-  None (then the general tokenizer reads the file and reports any malformed line).
+  ``max(usecols) + 1`` fields on every non-blank line (exactly ``len(kinds)`` without
+  ``usecols``). ``kinds`` gives each used column's type (``s`` string, ``i`` int, ``f`` float,
+  ``-`` only checked to exist). Returns the columns, or None (then the general tokenizer reads
+  the file and reports any malformed line).
 
   String widths are guessed from the file's first lines and the parse is redone, wider, if any
   value fills its field (so nothing is ever cut)."""

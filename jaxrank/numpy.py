@@ -260,15 +260,16 @@ def evaluate_ranked(recommended, relevant, metrics: Sequence[str] | str = DEFAUL
     rel_ids.extend(items)
     rel_user.extend([i] * len(items))
     rel_grade.extend(grades)
-  try:
-    codes, inverse = np.unique(np.array(rec_ids + rel_ids, dtype=object).astype(
-        str if any(isinstance(v, str) for v in rec_ids + rel_ids) else np.int64),
-        return_inverse=True)
-  except (TypeError, ValueError, OverflowError):
-    raise TypeError("item ids must all be ints or all be strings") from None
-  if (any(isinstance(v, str) for v in rec_ids + rel_ids)
-      and not all(isinstance(v, str) for v in rec_ids + rel_ids)):
-    raise TypeError("item ids must all be ints or all be strings, got a mix")
+  ids = rec_ids + rel_ids
+  strings = all(isinstance(v, str) for v in ids)
+  if not strings:
+    bad = next((v for v in ids if isinstance(v, (bool, np.bool_))
+                or not isinstance(v, (int, np.integer))), None)
+    if bad is not None:
+      raise TypeError(f"item ids must all be ints or all be strings, got {bad!r} "
+                      f"({type(bad).__name__})")
+  codes, inverse = np.unique(np.array(ids, dtype=str if strings else np.int64).reshape(-1),
+                             return_inverse=True)
   inverse = inverse.reshape(-1)
   rec_user = np.asarray(rec_user, np.int64)
   rel_user = np.asarray(rel_user, np.int64)
