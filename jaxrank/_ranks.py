@@ -105,26 +105,31 @@ def _item_keys(items):
   return sort_keys(items[0], items[1] if len(items) > 1 else None)
 
 
-def _sum_over_items(fn, items):
+def _sum_over_items(fn, items, *, dtype=jnp.int32, chunk=None):
   """``sum_j fn(item_j, j)`` for every slot, without a ``[..., slots, n]`` array in memory.
 
   ``fn(chunk, index)`` gets each item array as ``[..., 1, B]`` and the item indices ``[B]`` and
   returns a tuple of bool ``[..., slots, B]`` predicates; the result is their int32 counts
   ``[..., slots]``. Accelerators fuse the whole comparison into one reduction; XLA's CPU backend
-  would materialise it, so there the items are walked in chunks of 32.
+  would materialise it, so there the items are walked in chunks of 32. A float ``dtype`` sums
+  float terms instead (soft ranks); each chunk is then rematerialised in the backward pass, so
+  reverse mode keeps no ``[..., slots, n]`` residual either. ``chunk`` forces a chunk size on
+  every backend.
   """
   n = items[0].shape[-1]
 
   def counts(start, size):
     part = tuple(lax.dynamic_slice_in_dim(x, start, size, axis=-1)[..., None, :] for x in items)
-    return tuple(jnp.sum(p, axis=-1, dtype=jnp.int32)
+    return tuple(jnp.sum(p, axis=-1, dtype=dtype)
                  for p in fn(part, start + jnp.arange(size, dtype=jnp.int32)))
 
-  if jax.default_backend() != "cpu":
+  if jnp.issubdtype(dtype, jnp.floating):
+    counts = jax.checkpoint(counts, static_argnums=(1,))
+  if chunk is None and jax.default_backend() != "cpu":
     return counts(0, n)
   # 32 items per step measured fastest on CPU for 100-10,000 lists x 16-96 slots; from 64 items
   # on, XLA's CPU reduction codegen is 5-10x slower per element (bench/RESULTS.md).
-  chunk = min(n, 32)
+  chunk = min(n, 32 if chunk is None else chunk)
   full = n // chunk
   acc = counts(0, chunk)
   if full > 1:
@@ -303,19 +308,23 @@ def _from_dense(scores, grades, valid, positive, tie_key, *, ties, m, method):
   num_items = (jnp.full(scores.shape[:-1], n, jnp.int32) if valid is None
                else jnp.sum(valid, axis=-1, dtype=jnp.int32))
   count = jnp.sum(positive, axis=-1, dtype=jnp.int32)
-  if m >= n:
-    slot_index = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), scores.shape)
-    slot_ok = positive
-  else:
-    # The first m positive positions, found by a top-k over (-index) of the positive items.
-    order = jnp.where(positive, -jnp.arange(n, dtype=jnp.float32), -jnp.inf)
-    top, slot_index = lax.top_k(order, m)
-    slot_ok = top > -jnp.inf
+  slot_index, slot_ok = relevant_slots(positive, m)
   slot_grades = jnp.where(slot_ok, jnp.take_along_axis(grades, slot_index, axis=-1), 0.0)
   lo, hi = _slot_ranks(scores, valid, slot_ok, slot_index, ties=ties, method=method,
                        tie_key=tie_key, size=n)
   return Ranks(lo=lo, hi=hi, grades=slot_grades, num_items=num_items, overflow=count > m,
                size=n, resolved=ties == "first")
+
+
+def relevant_slots(positive: jax.Array, m: int) -> tuple[jax.Array, jax.Array]:
+  """Item index of each of ``m`` slots per list and whether the slot holds a positive item."""
+  n = positive.shape[-1]
+  if m >= n:
+    return jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), positive.shape), positive
+  # The first m positive positions, found by a top-k over (-index) of the positive items.
+  order = jnp.where(positive, -jnp.arange(n, dtype=jnp.float32), -jnp.inf)
+  top, slot_index = lax.top_k(order, m)
+  return slot_index, top > -jnp.inf
 
 
 def _grades_for(relevant_ids, relevant_grades):
