@@ -44,7 +44,8 @@ def make_run(path: str, lines: int, docs: int, seed: int = 0) -> None:
       parts = [
           np.full((n, 1), ord("q"), np.uint8), _digits(row // docs, 6),
           np.frombuffer(b" Q0 D", np.uint8)[None].repeat(n, 0),
-          _digits(rng.integers(0, 10**8, n), 8), np.full((n, 1), ord(" "), np.uint8),
+          _digits((row * 48271 + 12345) % 10**8, 8),  # distinct doc ids (48271 is coprime
+          np.full((n, 1), ord(" "), np.uint8),        # with 10**8), in a scrambled order
           _digits(row % docs + 1, 5), np.frombuffer(b" 0.", np.uint8)[None].repeat(n, 0),
           _digits(rng.integers(0, 10**6, n) // 10 * 10, 6),  # last digit 0: some ties
           np.frombuffer(b" bench\n", np.uint8)[None].repeat(n, 0)]
