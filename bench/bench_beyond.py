@@ -17,7 +17,8 @@ Rows (all in one run, on the same data):
 * Evidently (legacy ``Report`` with ``DiversityMetric``, ``PersonalizationMetric``,
   ``PopularityBias``) on ``--evidently-users`` users (its ``PairwiseDistance`` builds a dense
   item x item matrix over every recommended item: 100,000^2 float64 = 80 GB at full size), plus
-  jaxrank on the same subset. Skipped when Evidently cannot be imported (0.7.x needs pandas < 3).
+  jaxrank on the same subset, and Evidently's ``PersonalizationMetric`` (count-based pandas code)
+  on every user. Skipped when Evidently cannot be imported (0.7.x needs pandas < 3).
 
 Usage:
   python bench/bench_beyond.py [--users 1000000] [--items 100000] [--k 10] [--dim 64]
@@ -99,6 +100,28 @@ def coverage_numpy(ids, items):
 
 
 # ------------------------------------------------------------------------------- Evidently
+def evidently_personalization_full(ids):
+  """Evidently's personalization is count-based pandas code, so it can run on every user."""
+  try:
+    import pandas as pd
+    from evidently.legacy.metrics import PersonalizationMetric
+    from evidently.legacy.pipeline.column_mapping import ColumnMapping, RecomType
+    from evidently.legacy.report import Report
+  except ImportError as e:
+    return [("Evidently PersonalizationMetric, all users", "-", f"skipped: {e}")]
+  n, k = ids.shape
+  curr = pd.DataFrame({"user_id": np.repeat(np.arange(n), k), "item_id": ids.ravel(),
+                       "prediction": np.tile(np.arange(1, k + 1), n), "target": 0})
+  metric = PersonalizationMetric(k=k)
+  report = Report(metrics=[metric])
+  t = time.perf_counter()
+  report.run(reference_data=None, current_data=curr,
+             column_mapping=ColumnMapping(recommendations_type=RecomType.RANK))
+  value = metric.get_result().current_value
+  return [(f"Evidently PersonalizationMetric, {n:,} users (DataFrame built outside the timing)",
+           f"{time.perf_counter() - t:.3f}", f"{value:.6f}")]
+
+
 def evidently_rows(ids, emb, items, repeats):
   try:
     import pandas as pd
@@ -200,6 +223,7 @@ def main() -> None:
       *timed(lambda: jnp.mean(jaxrank.intra_list_diversity(sub, emb, normalize="evidently")), r))
   add(f"jaxrank coverage, {m:,} users", *timed(lambda: jaxrank.coverage(sub, num_items=items), r))
   rows.extend(evidently_rows(sub_np, emb_np, items, 1))
+  rows.extend(evidently_personalization_full(ids_np))
 
   print("| implementation | time (s) | value |")
   print("|---|---|---|")

@@ -335,3 +335,9 @@ def test_errors():
     linkpred.ogb_hits_at_k([[0.5]], [0.1], 1)
   with pytest.raises(TypeError, match="candidate_mask must have a bool dtype"):
     linkpred.reciprocal_rank([0.5], [[0.1]], candidate_mask=[[1]])
+
+
+def test_docstring_examples():
+  import doctest
+  result = doctest.testmod(linkpred, optionflags=doctest.ELLIPSIS)
+  assert result.attempted > 20 and result.failed == 0
