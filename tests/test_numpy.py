@@ -3,6 +3,8 @@ number of compilations for a stream of differently sized batches."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import jaxrank
 from jaxrank import numpy as jrn
@@ -178,3 +180,18 @@ def test_a_stream_of_batch_sizes_compiles_a_handful_of_times():
   finally:
     monitoring.unregister_event_duration_listener(listener)
   assert 1 <= len(compiles) <= 8
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2)), max_size=12),
+                min_size=1, max_size=9))
+def test_a_batch_equals_its_lists_one_by_one(rows):
+  """Padding and bucketing never change a value: each list alone gives the same numbers."""
+  scores = [[s / 2 for s, _ in row] for row in rows]  # coarse scores: many ties
+  labels = [[y for _, y in row] for row in rows]
+  metrics = ["ndcg@3", "map", "mrr", "p@2", "r@4"]
+  batch = jrn.evaluate(scores, labels, metrics)
+  for i in range(len(rows)):
+    alone = jrn.evaluate(scores[i:i + 1], labels[i:i + 1], metrics)
+    for m in metrics:
+      assert batch[m][i] == pytest.approx(alone[m][0], abs=1e-6)
