@@ -111,13 +111,13 @@ def _as_flat(scores, labels, where):
       raise ValueError(f"where must be a bool array of the shape of scores {s.shape}, got "
                        f"{valid.dtype} {valid.shape}")
     lead = s.shape[:-1]
-    n = s.shape[-1]
-    valid2 = valid.reshape(-1, n)
+    n, rows = s.shape[-1], int(np.prod(lead))
+    valid2 = valid.reshape(rows, n)
     lists = np.nonzero(valid2)[0]
     pos = (np.cumsum(valid2, axis=1) - 1)[valid2]
     index = np.nonzero(valid2)[1]
-    return (lead, lists, pos, index, s.reshape(-1, n)[valid2].astype(np.float64),
-            lab.reshape(-1, n)[valid2].astype(np.float64))
+    return (lead, lists, pos, index, s.reshape(rows, n)[valid2].astype(np.float64),
+            lab.reshape(rows, n)[valid2].astype(np.float64))
   if where is not None:
     raise ValueError("where is only for array input; ragged lists need no padding mask")
   srows, lrows = _rows("scores", scores), _rows("labels", labels)
