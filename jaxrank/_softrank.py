@@ -158,7 +158,11 @@ def perm_slot_ranks(kind, s, valid, slot_index, temperature):
 
 def _perm_matrix(kind, scores, where, temperature):
   scores, valid, temperature = _inputs(scores, where, temperature)
-  s = _finite(scores)
+  return _perm_matrix_jit(_finite(scores), valid, temperature, kind=kind)
+
+
+@functools.partial(jax.jit, static_argnames=("kind",))
+def _perm_matrix_jit(s, valid, temperature, *, kind):
   logits, extra = _row_logits(kind, s, valid, temperature)
   z = _masked_logits(logits(jnp.arange(s.shape[-1]), s, extra), valid, s.dtype)
   p = jax.nn.softmax(z, axis=-1)
@@ -360,7 +364,11 @@ def fast_soft_sort(scores: ArrayLike, *, temperature: float = 1.0,
     [2.1, 2.0, 1.9]
   """
   scores, valid, temperature = _inputs(scores, where, temperature)
-  s = _finite(scores)
+  return _fast_sort(_finite(scores), valid, temperature)
+
+
+@jax.jit
+def _fast_sort(s, valid, temperature):
   ok = _valid_or_all(s, valid)
   return _batched(lambda x, o: _sort_1d(x, o, temperature)[0], s, ok)
 

@@ -132,30 +132,35 @@ def test_check_grads_soft_ranks(operator):
   rng = np.random.default_rng(4)
   x = jnp.asarray(rng.normal(size=(2, 7)))
   where = jnp.asarray(rng.random((2, 7)) < 0.8)
-  check_grads(lambda v: jaxrank.soft_ranks(v, temperature=0.7, where=where, operator=operator),
+  check_grads(jax.jit(lambda v: jaxrank.soft_ranks(v, temperature=0.7, where=where,
+                                                    operator=operator)),
               (x,), order=1, modes=modes(operator))
 
 
 def test_check_grads_matrices_and_fast_ops():
   x = jnp.asarray(np.random.default_rng(5).normal(size=(2, 6)))
   for fn in (jaxrank.neural_sort, jaxrank.soft_sort):
-    check_grads(lambda v, fn=fn: fn(v, temperature=0.5), (x,), order=2)
+    check_grads(jax.jit(lambda v, fn=fn: fn(v, temperature=0.5)), (x,), order=1)
   for reg in ("l2", "kl"):
-    check_grads(lambda v, reg=reg: jaxrank.fast_soft_rank(v, temperature=0.5, regularization=reg),
+    check_grads(jax.jit(lambda v, reg=reg: jaxrank.fast_soft_rank(v, temperature=0.5,
+                                                                  regularization=reg)),
                 (x,), order=1, modes=("rev",))
-  check_grads(lambda v: jaxrank.fast_soft_sort(v, temperature=0.5), (x,), order=1,
+  check_grads(jax.jit(lambda v: jaxrank.fast_soft_sort(v, temperature=0.5)), (x,), order=1,
               modes=("rev",))
 
 
 @pytest.mark.parametrize("operator", OPERATORS)
-@pytest.mark.parametrize("name", METRICS)
-def test_check_grads_soft_metrics(name, operator):
+def test_check_grads_soft_metrics(operator):
   rng = np.random.default_rng(6)
   x = jnp.asarray(rng.normal(size=(3, 8)))
   y = rng.integers(0, 3, (3, 8)) * (rng.random((3, 8)) < 0.5)
   y[0, :2] = [1, 2]
   where = rng.random((3, 8)) < 0.85
-  f = getattr(jaxrank, "soft_" + name)
-  for k in (None, 3):
-    check_grads(lambda v, k=k: f(v, y, where=where, k=k, temperature=0.6, operator=operator),
-                (x,), order=1, modes=modes(operator))
+
+  @jax.jit
+  def every_metric(v):
+    return jnp.stack([getattr(jaxrank, "soft_" + name)(v, y, where=where, k=k, temperature=0.6,
+                                                       operator=operator, max_relevant=8)
+                      for name in METRICS for k in (None, 3)])
+
+  check_grads(every_metric, (x,), order=1, modes=modes(operator))
