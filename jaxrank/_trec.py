@@ -28,7 +28,7 @@ RPREC_MULTS = tuple(i / 5 for i in range(1, 11))
 TIES = ("trec", "average", "optimistic", "pessimistic", "first")
 # Ordered ties (a total order per query) are needed by the prefix-count measures.
 ORDERED = ("trec", "first")
-NEEDS_ORDER = ("bpref", "gm_bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
+NEEDS_ORDER = ("relstring", "bpref", "gm_bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,10 +37,10 @@ class Measure:
 
   name: str
   doc: str
-  params: str = "none"  # "none", "int" (cutoffs), "float" (levels), "beta"
+  params: str = "none"  # "none", "int" (cutoffs), "float" (levels), "beta", "length"
   defaults: tuple = ()
   core: str | None = None  # the jaxrank core metric, if any
-  summary: str = "mean"  # "mean", "sum", "gm" (geometric mean), "count", "runid"
+  summary: str = "mean"  # "mean", "sum", "gm" (geometric mean), "count", "runid", "none"
   per_query: bool = True
   official: bool = False
 
@@ -71,6 +71,9 @@ MEASURES = {m.name: m for m in [
             params="float", defaults=RECALL_LEVELS, official=True),
     Measure("P", "Precision at cutoffs: relevant in the top k / k.", params="int",
             defaults=CUTS, core="precision", official=True),
+    Measure("relstring", "The relevance values of the top N documents as a string: 0-9, '>' "
+            "above 9, '-' not in the qrels, '.' judged -1 (unjudged), '<' other negative; per "
+            "query only.", params="length", defaults=(10,), summary="none"),
     Measure("recall", "Recall at cutoffs: relevant in the top k / R.", params="int",
             defaults=CUTS, core="recall"),
     Measure("gm_bpref", "Geometric mean over queries of bpref, each at least 1e-5.",
@@ -101,7 +104,6 @@ MEASURES = {m.name: m for m in [
 
 # trec_eval measures jaxrank does not compute (listed in the docs and in `--help`).
 UNSUPPORTED = {
-    "relstring": "string of the top documents' relevance values",
     "infAP": "inferred AP (sampled judgments)",
     "utility": "linear utility with user weights",
     "binG": "binary gain (Moffat)",
@@ -134,6 +136,8 @@ class Request:
       return [f"{m.name}_{k}" for k in self.params]
     if m.params == "float":
       return [f"{m.name}_{x:3.2f}" for x in self.params]
+    if m.params == "length" and self.params != m.defaults:
+      return [f"{m.name}_{self.params[0]}"]
     return [m.name]
 
 
@@ -149,6 +153,10 @@ def _parse_params(m: Measure, text: str, spec: str) -> tuple:
     if not values[0] > 0:
       raise ValueError(f"measure {spec!r}: beta must be positive")
     return (values[0],)
+  if m.params == "length":
+    if not values[0] >= 0:
+      raise ValueError(f"measure {spec!r}: the length must be >= 0")
+    return (int(values[0]),)
   if m.params == "int":
     ints = sorted({int(v) for v in values})
     if ints[0] <= 0:
@@ -190,8 +198,8 @@ def parse_measures(specs: Sequence[str]) -> list[Request]:
                        f"(or all_trec, official)")
     m = MEASURES[name]
     params = _parse_params(m, text, spec) if text else m.defaults
-    if m.params == "beta":
-      chosen[name] = set(params) if name not in chosen else chosen[name]
+    if m.params in ("beta", "length"):  # one parameter: an explicit one replaces the default
+      chosen[name] = set(params) if text or name not in chosen else chosen[name]
     else:
       chosen.setdefault(name, set()).update(params)
   return [Request(MEASURES[name], tuple(sorted(chosen[name]))) for name in MEASURES
@@ -237,6 +245,7 @@ class Result:
   summary: dict[str, float | int | str]
   integer: set[str]  # printed names whose values are counts
   core: dict[tuple, np.ndarray] = dataclasses.field(default_factory=dict)  # (name, k) -> values
+  names: list[str] = dataclasses.field(default_factory=list)  # every printed name, in order
 
 
 def _factorize_sorted(strings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -383,7 +392,9 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
     values = _measure_values(m, r.params, core_values, G, rel_matrix, counts, num_rel,
                              num_nonrel, threshold)
     for name, v in zip(names, values):
-      if m.summary == "sum":
+      if m.summary == "none":
+        pass
+      elif m.summary == "sum":
         integer.add(name)
         summary[name] = int(np.sum(v))
       elif m.summary == "gm":
@@ -392,8 +403,9 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
         summary[name] = float(np.mean(v)) if nq else 0.0
       if m.per_query:
         per_query[name] = v
+  names = [n for r in requests for n in r.names()]
   return Result(qids=[q.decode() for q in qids.tolist()], per_query=per_query, summary=summary,
-                integer=integer, core=core_values)
+                integer=integer, core=core_values, names=names)
 
 
 def _core_specs(requests: Sequence[Request]) -> tuple:
@@ -484,6 +496,17 @@ def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, thresh
     return [np.where(nrr > 0, (x + 1.0) * P * Rc / np.maximum(x * P + Rc, 1e-300), 0.0)]
   if name == "set_map":
     return [nrr / np.maximum(counts, 1) * nrr / safe_R]
+  if name == "relstring":
+    n = params[0]
+    top = G[:, :n]
+    chars = np.full(top.shape, "<", dtype="U1")
+    chars[top > 9] = ">"
+    digit = (top >= 0) & (top <= 9)
+    chars[digit] = np.asarray(top[digit] + ord("0"), np.uint32).view("U1")
+    chars[top == -2] = "-"
+    chars[top == -1] = "."
+    return [np.array(["".join(row[:min(n, c)]) for row, c in zip(chars.tolist(), counts)],
+                     dtype=object)]
   if name in ("bpref", "gm_bpref"):
     judged_nonrel = (G >= 0) & (G < threshold)
     above = np.cumsum(judged_nonrel, axis=1) - judged_nonrel

@@ -113,16 +113,16 @@ def _parser() -> argparse.ArgumentParser:
   return top
 
 
-def _number(name: str, value, integer: set[str]) -> str:
+def _number(name: str, value, integer: set[str], quote: bool = False) -> str:
   if isinstance(value, str):
-    return value
+    return f"'{value}'" if quote else value  # trec_eval quotes per-query strings (relstring)
   return str(int(value)) if name in integer else f"{float(value):6.4f}"
 
 
 def _render(result: _trec.Result, fmt: str, per_query: bool) -> str:
   names = list(result.per_query) if per_query else []
   if fmt in ("trec", "csv"):
-    rows = [(n, qid, _number(n, result.per_query[n][i], result.integer))
+    rows = [(n, qid, _number(n, result.per_query[n][i], result.integer, quote=True))
             for i, qid in enumerate(result.qids if per_query else []) for n in names]
     rows += [(n, "all", _number(n, v, result.integer)) for n, v in result.summary.items()]
     if fmt == "trec":
@@ -139,10 +139,13 @@ def _render(result: _trec.Result, fmt: str, per_query: bool) -> str:
   # table: one row per measure, a column per query (with -q) and one for all
   cols = (result.qids if per_query else []) + ["all"]
   rows = []
-  for n, v in result.summary.items():
-    cells = [_number(n, result.per_query[n][i], result.integer) if n in result.per_query else ""
+  for n in result.names:
+    if n not in result.summary and n not in names:
+      continue
+    cells = [_number(n, result.per_query[n][i], result.integer) if n in names else ""
              for i in range(len(cols) - 1)]
-    rows.append([n] + cells + [_number(n, v, result.integer)])
+    total = _number(n, result.summary[n], result.integer) if n in result.summary else ""
+    rows.append([n] + cells + [total])
   widths = [max(len(str(c)) for c in col) for col in zip(["measure"] + cols, *rows)]
   fmt_row = lambda cells: "| " + " | ".join(  # noqa: E731
       (str(c).ljust(w) if j == 0 else str(c).rjust(w)) for j, (c, w) in enumerate(

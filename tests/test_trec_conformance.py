@@ -3,8 +3,7 @@
 Every line of each expected output whose measure jaxrank supports must be reproduced exactly
 (name padding, query id, value to the printed 4 decimals) and in trec_eval's order; every other
 line must belong to a measure that jaxrank lists as unsupported. The commands are those of
-trec_eval's Makefile (see ../shared/data/trec_eval/README or REFERENCES.md); `-mrelstring.20` of
-`out.test.aql` is left out because `relstring` is one of the unsupported measures.
+trec_eval's Makefile (see ../shared/data/README.md or REFERENCES.md).
 """
 
 from pathlib import Path
@@ -26,7 +25,8 @@ CASES = {
                                   "results.test"],
     "out.test.aqc": ["-m", "all_trec", "-q", "-c", "qrels.test", "results.trunc"],
     "out.test.aqcM": ["-m", "all_trec", "-q", "-c", "-M100", "qrels.test", "results.trunc"],
-    "out.test.aql": ["-m", "all_trec", "-q", "-l2", "qrels.rel_level", "results.test"],
+    "out.test.aql": ["-m", "all_trec", "-mrelstring.20", "-q", "-l2", "qrels.rel_level",
+                     "results.test"],
     "out.comment.test": ["qrels.comment.test", "results.comment.test"],
     "out.comment.aq": ["-m", "all_trec", "-q", "qrels.comment.test", "results.comment.test"],
     "out.302.aq": ["-m", "all_trec", "-q", "qrels-302.test", "results-302.test"],
