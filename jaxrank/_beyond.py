@@ -182,6 +182,20 @@ def _sum_rows(unit, ids):
   return total.reshape(*ids.shape[:-1], -1), norms.reshape(ids.shape[:-1])
 
 
+def _column_dots(unit, ids, vectors):
+  """``unit[ids[..., j]] . vectors[...]`` for every column j, one row gather per column."""
+  k = ids.shape[-1]
+  flat, vec = ids.reshape(-1, k), vectors.reshape(-1, vectors.shape[-1])
+
+  def column(j, out):
+    col = lax.dynamic_index_in_dim(flat, j, axis=1, keepdims=False)
+    dot = jnp.sum(jnp.take(unit, col, axis=0, mode="clip") * vec, axis=-1)
+    return lax.dynamic_update_index_in_dim(out, dot, j, axis=1)
+
+  out = lax.fori_loop(0, k, column, jnp.zeros(flat.shape, jnp.float32))
+  return out.reshape(ids.shape)
+
+
 # ----------------------------------------------------------------------------------------------
 # Per-list metrics.
 
@@ -355,8 +369,7 @@ def _serendipity(ids, rel, hist, e, *, normalize):
   unit = _unit(e)
   history, _ = _sum_rows(unit, hist)
   h = jnp.sum(hist >= 0, axis=-1).astype(jnp.float32)
-  mean_cos = jnp.einsum("...kd,...d->...k", unit[jnp.where(ids >= 0, ids, 0)], history)
-  mean_cos = mean_cos / jnp.maximum(h, 1.0)[..., None]
+  mean_cos = _column_dots(unit, ids, history) / jnp.maximum(h, 1.0)[..., None]
   hit = (ids >= 0) & jnp.any((ids[..., :, None] == rel[..., None, :]) & (rel[..., None, :] >= 0),
                              axis=-1)
   r = jnp.sum(hit, axis=-1).astype(jnp.float32)

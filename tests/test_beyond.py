@@ -415,3 +415,29 @@ def test_plot_bias():
   assert doctest.testmod(plot).failed == 0
   with pytest.raises(ValueError, match="labels must name the 2 categories"):
     plot.plot_bias({"recommended": [0.5, 0.5], "train": [1.0, 0.0]}, labels=["a"])
+
+
+# ----------------------------------------------------------------------------- properties
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), pad=st.floats(0.0, 0.9))
+def test_ranges_and_scale_invariance(seed, pad):
+  users, k, items = 8, 5, 12  # fixed shapes: one compilation for every example
+  rng = np.random.default_rng(seed)
+  lists = np.stack([rng.permutation(items)[:k] for _ in range(users)])
+  lists[rng.random(lists.shape) < pad] = -1
+  emb = rng.normal(size=(items, 3)).astype(np.float32)
+  div = np.asarray(jaxrank.intra_list_diversity(lists, emb))
+  assert np.all((div[~np.isnan(div)] >= 0) & (div[~np.isnan(div)] <= 2 + 1e-5))
+  scaled = emb * rng.uniform(0.5, 3.0, (items, 1)).astype(np.float32)
+  np.testing.assert_allclose(jaxrank.intra_list_diversity(lists, scaled), div, atol=2e-5)
+  for value in [jaxrank.personalization(lists, num_items=items),
+                jaxrank.gini(lists, num_items=items), jaxrank.coverage(lists, num_items=items)]:
+    v = float(value)
+    assert np.isnan(v) or -1e-6 <= v <= 1 + 1e-6
+  phi = rng.integers(0, 6, items)
+  nov = np.asarray(jaxrank.novelty(lists, phi, 6, unseen="max"))
+  assert np.all((nov[~np.isnan(nov)] >= -1e-6) & (nov[~np.isnan(nov)] <= np.log2(6) + 1e-5))

@@ -341,3 +341,36 @@ def test_docstring_examples():
   import doctest
   result = doctest.testmod(linkpred, optionflags=doctest.ELLIPSIS)
   assert result.attempted > 20 and result.failed == 0
+
+
+# ----------------------------------------------------------------------------- properties
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), levels=st.integers(1, 4))
+def test_policy_ordering_and_masking(seed, levels):
+  n, c = 6, 12  # fixed shapes: one compilation for every example
+  rng = np.random.default_rng(seed)
+  pos = rng.integers(0, levels, n).astype(np.float32)
+  cand = rng.integers(0, levels, (n, c)).astype(np.float32)
+  mask = rng.random((n, c)) < 0.7
+  rr = {t: np.asarray(linkpred.reciprocal_rank(pos, cand, candidate_mask=mask, ties=t))
+        for t in TIES}
+  hits = {t: np.asarray(linkpred.hits_at_k(pos, cand, 2, candidate_mask=mask, ties=t))
+          for t in TIES}
+  eps = 1e-6
+  assert np.all(rr["optimistic"] + eps >= rr["average"])
+  assert np.all(rr["average"] + eps >= rr["realistic"])  # Jensen: E[1/r] >= 1/E[r]
+  assert np.all(rr["realistic"] + eps >= rr["pessimistic"])
+  assert np.all(hits["optimistic"] + eps >= hits["average"])
+  assert np.all(hits["average"] + eps >= hits["pessimistic"])
+  # Masking a candidate is the same as removing it (bounds counted over the kept ones).
+  for i in range(n):
+    kept = cand[i][mask[i]]
+    lo, hi = 1 + int((kept > pos[i]).sum()), 1 + int((kept >= pos[i]).sum())
+    want = {"optimistic": 1 / lo, "pessimistic": 1 / hi, "realistic": 2 / (lo + hi),
+            "average": np.mean(1 / np.arange(lo, hi + 1))}
+    for t in TIES:
+      assert rr[t][i] == pytest.approx(want[t], rel=1e-6)
