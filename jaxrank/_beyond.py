@@ -271,8 +271,13 @@ def novelty(ranked_ids: ArrayLike, item_popularity: ArrayLike, num_users: int | 
   pop = _popularity(item_popularity)
   ids = _ids("ranked_ids", ranked_ids, pop.shape[0])
   _checks.check_choice("unseen", unseen, UNSEEN)
-  n = jnp.asarray(num_users, jnp.float32)
-  return _novelty(ids, pop, n, unseen=unseen)
+  n = _checks.as_array("num_users", num_users, kinds="fi")
+  if n.ndim != 0:
+    raise ValueError(f"num_users must be a scalar (the number of training users), got shape "
+                     f"{tuple(n.shape)}")
+  if _checks.is_concrete(n) and not float(n) > 0:
+    raise ValueError(f"num_users must be > 0 (the number of training users), got {float(n):g}")
+  return _novelty(ids, pop, n.astype(jnp.float32), unseen=unseen)
 
 
 @functools.partial(jax.jit, static_argnames=("unseen",))

@@ -309,6 +309,8 @@ def test_errors():
     jaxrank.personalization([[0, 1]], num_items=2.0)
   with pytest.raises(ValueError, match="item_popularity must be >= 0"):
     jaxrank.novelty([[0]], [-1, 2], 3)
+  with pytest.raises(ValueError, match="num_users must be > 0"):
+    jaxrank.novelty([[0]], [1, 2], 0)
   with pytest.raises(ValueError, match="catalog_mask must have the shape"):
     jaxrank.coverage([[0]], num_items=2, catalog_mask=[True])
   with pytest.raises(ValueError, match="num_categories is required"):
