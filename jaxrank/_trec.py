@@ -28,7 +28,8 @@ RPREC_MULTS = tuple(i / 5 for i in range(1, 11))
 TIES = ("trec", "average", "optimistic", "pessimistic", "first")
 # Ordered ties (a total order per query) are needed by the prefix-count measures.
 ORDERED = ("trec", "first")
-NEEDS_ORDER = ("relstring", "bpref", "gm_bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
+SINGLE = ("beta", "length", "coeffs")  # parameter kinds that are one setting, not a list
+NEEDS_ORDER = ("unj", "relstring", "bpref", "gm_bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,7 +38,7 @@ class Measure:
 
   name: str
   doc: str
-  params: str = "none"  # "none", "int" (cutoffs), "float" (levels), "beta", "length"
+  params: str = "none"  # "none", "int" (cutoffs), "float" (levels), "beta", "length", "coeffs"
   defaults: tuple = ()
   core: str | None = None  # the jaxrank core metric, if any
   summary: str = "mean"  # "mean", "sum", "gm" (geometric mean), "count", "runid", "none"
@@ -80,6 +81,9 @@ MEASURES = {m.name: m for m in [
             summary="gm", per_query=False),
     Measure("Rprec_mult", "Precision at cutoffs (int)(x * R + 0.9) for multiples x of R.",
             params="float", defaults=RPREC_MULTS),
+    Measure("utility", "p1 * relevant retrieved + p2 * nonrelevant retrieved + p3 * relevant "
+            "not retrieved (+ p4 * nonrelevant not retrieved, with a collection size of 0, as "
+            "trec_eval without -N).", params="coeffs", defaults=(1.0, -1.0, 0.0, 0.0)),
     Measure("11pt_avg", "Mean of iprec_at_recall at the 11 levels 0.0, 0.1, ..., 1.0."),
     Measure("ndcg", "NDCG, linear gain = grade, 1/log2(rank + 1) discount, ideal from every "
             "judged grade (not cut by -M; ignores -l).", core="ndcg"),
@@ -100,12 +104,13 @@ MEASURES = {m.name: m for m in [
             params="beta", defaults=(1.0,)),
     Measure("num_nonrel_judged_ret", "Retrieved documents judged non-relevant (0 <= rel < -l).",
             summary="sum"),
+    Measure("unj", "Unjudged documents (not in the qrels, or judged -1) in the top k / k.",
+            params="int", defaults=(5, 10, 20)),
 ]}
 
 # trec_eval measures jaxrank does not compute (listed in the docs and in `--help`).
 UNSUPPORTED = {
     "infAP": "inferred AP (sampled judgments)",
-    "utility": "linear utility with user weights",
     "binG": "binary gain (Moffat)",
     "G": "gain measure (Moffat)",
     "ndcg_rel": "NDCG averaged over relevant documents",
@@ -114,7 +119,6 @@ UNSUPPORTED = {
     "dcg": "DCG (trec_eval 10 only)",
     "rbp": "rank-biased precision",
     "rbp_resid": "rank-biased precision residual",
-    "unj": "unjudged documents in the top k",
     "yaap": "yet another AP (log-based)",
     "prefs_*": "preference judgments (-R prefs, qrels_prefs) and judgment groups (qrels_jg)",
 }
@@ -138,6 +142,8 @@ class Request:
       return [f"{m.name}_{x:3.2f}" for x in self.params]
     if m.params == "length" and self.params != m.defaults:
       return [f"{m.name}_{self.params[0]}"]
+    if m.params == "coeffs" and self.params != m.defaults:
+      return [f"{m.name}_{','.join(f'{v:g}' for v in self.params)}"]
     return [m.name]
 
 
@@ -153,6 +159,10 @@ def _parse_params(m: Measure, text: str, spec: str) -> tuple:
     if not values[0] > 0:
       raise ValueError(f"measure {spec!r}: beta must be positive")
     return (values[0],)
+  if m.params == "coeffs":
+    if len(values) != 4:
+      raise ValueError(f"measure {spec!r}: give exactly 4 coefficients")
+    return tuple(values)
   if m.params == "length":
     if not values[0] >= 0:
       raise ValueError(f"measure {spec!r}: the length must be >= 0")
@@ -182,7 +192,11 @@ def parse_measures(specs: Sequence[str]) -> list[Request]:
   for spec in specs:
     if spec in ("all_trec", "official"):
       for name in ALL_TREC if spec == "all_trec" else OFFICIAL:
-        chosen.setdefault(name, set()).update(MEASURES[name].defaults or ())
+        m = MEASURES[name]
+        if m.params in SINGLE:
+          chosen.setdefault(name, {m.defaults})
+        else:
+          chosen.setdefault(name, set()).update(m.defaults)
       continue
     name, _, text = spec.partition(".")
     if name not in MEASURES and "_" in spec and not text:  # printed form P_10, iprec_at_recall_0.1
@@ -198,12 +212,12 @@ def parse_measures(specs: Sequence[str]) -> list[Request]:
                        f"(or all_trec, official)")
     m = MEASURES[name]
     params = _parse_params(m, text, spec) if text else m.defaults
-    if m.params in ("beta", "length"):  # one parameter: an explicit one replaces the default
-      chosen[name] = set(params) if text or name not in chosen else chosen[name]
+    if m.params in SINGLE:  # one setting: an explicit one replaces the default
+      chosen[name] = {params} if text or name not in chosen else chosen[name]
     else:
       chosen.setdefault(name, set()).update(params)
-  return [Request(MEASURES[name], tuple(sorted(chosen[name]))) for name in MEASURES
-          if name in chosen]
+  return [Request(MEASURES[name], next(iter(chosen[name])) if MEASURES[name].params in SINGLE
+                  else tuple(sorted(chosen[name]))) for name in MEASURES if name in chosen]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -481,6 +495,10 @@ def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, thresh
     return [rel.sum(1).astype(np.int64)]
   if name == "num_nonrel_judged_ret":
     return [((G >= 0) & (G < threshold)).sum(1).astype(np.int64)]
+  if name == "unj":
+    valid = np.arange(G.shape[1]) < counts[:, None]
+    unjudged = np.cumsum(valid & ((G == -2) | (G == -1)), axis=1)
+    return [unjudged[:, min(k, G.shape[1]) - 1] / k for k in params]
   if name == "relative_P":
     return [core[("recall", k)] * R / np.maximum(np.minimum(k, R), 1) for k in params]
   if m.params == "int":
@@ -494,6 +512,11 @@ def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, thresh
     x = params[0]
     P, Rc = nrr / np.maximum(counts, 1), nrr / safe_R
     return [np.where(nrr > 0, (x + 1.0) * P * Rc / np.maximum(x * P + Rc, 1e-300), 0.0)]
+  if name == "utility":
+    p1, p2, p3, p4 = params
+    nrr = rel.sum(1)
+    value = p1 * nrr + p2 * (counts - nrr) + p3 * (R - nrr) + p4 * (nrr - counts - R)
+    return [np.where(counts > 0, value, 0.0)]  # -c queries absent from the run: 0
   if name == "set_map":
     return [nrr / np.maximum(counts, 1) * nrr / safe_R]
   if name == "relstring":
