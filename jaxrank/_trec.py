@@ -29,7 +29,7 @@ TIES = ("trec", "average", "optimistic", "pessimistic", "first")
 # Ordered ties (a total order per query) are needed by the prefix-count measures.
 ORDERED = ("trec", "first")
 SINGLE = ("beta", "length", "coeffs")  # parameter kinds that are one setting, not a list
-NEEDS_ORDER = ("unj", "relstring", "bpref", "gm_bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
+NEEDS_ORDER = ("Rndcg", "unj", "relstring", "bpref", "gm_bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,6 +87,8 @@ MEASURES = {m.name: m for m in [
     Measure("11pt_avg", "Mean of iprec_at_recall at the 11 levels 0.0, 0.1, ..., 1.0."),
     Measure("ndcg", "NDCG, linear gain = grade, 1/log2(rank + 1) discount, ideal from every "
             "judged grade (not cut by -M; ignores -l).", core="ndcg"),
+    Measure("Rndcg", "Mean of NDCG at the R levels: after each positive grade level of the "
+            "ideal ranking (and at num_ret when the ideal runs out well before it)."),
     Measure("ndcg_cut", "NDCG at cutoffs, ideal DCG cut at k.", params="int", defaults=CUTS,
             core="ndcg"),
     Measure("map_cut", "AP at cutoffs: relevant retrieved in the top k, still divided by R.",
@@ -114,7 +116,6 @@ UNSUPPORTED = {
     "binG": "binary gain (Moffat)",
     "G": "gain measure (Moffat)",
     "ndcg_rel": "NDCG averaged over relevant documents",
-    "Rndcg": "NDCG at R",
     "ideal_dcg": "ideal DCG (trec_eval 10 only)",
     "dcg": "DCG (trec_eval 10 only)",
     "rbp": "rank-biased precision",
@@ -403,8 +404,9 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
       if m.summary == "count":
         integer.add(m.name)
       continue
+    judged = (jq, jrel)
     values = _measure_values(m, r.params, core_values, G, rel_matrix, counts, num_rel,
-                             num_nonrel, threshold)
+                             num_nonrel, threshold, judged)
     for name, v in zip(names, values):
       if m.summary == "none":
         pass
@@ -482,7 +484,7 @@ def score_flat(n_lists: int, item_list: np.ndarray, item_pos: np.ndarray, item_k
   return tuple(np.concatenate(acc) for acc in outs)
 
 
-def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, threshold):
+def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, threshold, judged):
   """Per-query values of one measure, one array per printed name."""
   R = num_rel
   safe_R = np.maximum(R, 1)
@@ -519,6 +521,8 @@ def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, thresh
     return [np.where(counts > 0, value, 0.0)]  # -c queries absent from the run: 0
   if name == "set_map":
     return [nrr / np.maximum(counts, 1) * nrr / safe_R]
+  if name == "Rndcg":
+    return [_rndcg(G, counts, num_rel, *judged)]
   if name == "relstring":
     n = params[0]
     top = G[:, :n]
@@ -558,6 +562,40 @@ def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, thresh
       out.append(np.where((c <= nrr) & (nrr > 0), v, 0.0))
     return out if name == "iprec_at_recall" else [np.mean(out, axis=0)]
   raise AssertionError(name)  # pragma: no cover
+
+
+def _rndcg(G, counts, num_rel, jq, jrel):
+  """trec_eval's Rndcg: NDCG (DCG of the top b over the ideal DCG cut at b) averaged over the
+  cutoffs b where the ideal gain drops (after each positive grade level), plus b = num_ret when
+  the positive grades end before num_ret - 1; 0 without relevant documents."""
+  nq = counts.size
+  pos = jrel > 0
+  q, g = jq[pos], jrel[pos]
+  order = np.lexsort((-g, q))
+  q, g = q[order], g[order]
+  npos = np.bincount(q, minlength=nq)
+  width = max(int(npos.max()) if nq else 0, 1)
+  first = np.cumsum(npos) - npos
+  ideal = np.zeros((nq, width))
+  ideal[q, np.arange(q.size) - first[q]] = g
+  disc = 1.0 / np.log2(np.arange(2, max(width, G.shape[1]) + 2))
+  idcg = np.concatenate([np.zeros((nq, 1)), np.cumsum(ideal * disc[:width], axis=1)], axis=1)
+  gains = np.where((G > 0) & (np.arange(G.shape[1]) < counts[:, None]), G, 0)
+  dcg = np.concatenate([np.zeros((nq, 1)), np.cumsum(gains * disc[:G.shape[1]], axis=1)],
+                       axis=1)
+  rows = np.arange(nq)[:, None]
+  at = np.arange(1, width + 1)
+  nxt = np.concatenate([ideal[:, 1:], np.zeros((nq, 1))], axis=1)
+  boundary = (ideal > 0) & (nxt != ideal)  # after the last document of each grade level
+  cut = np.minimum(at[None, :], counts[:, None])
+  ndcg = dcg[rows, cut] / np.where(idcg[:, 1:] > 0, idcg[:, 1:], 1.0)
+  total = np.where(boundary, ndcg, 0.0).sum(1)
+  records = boundary.sum(1)
+  final = counts > npos + 1  # trec_eval's implied R level at num_ret
+  total = total + np.where(final, dcg[np.arange(nq), counts] / np.maximum(
+      idcg[np.arange(nq), npos], 1e-300), 0.0)
+  records = records + final
+  return np.where((num_rel > 0) & (records > 0), total / np.maximum(records, 1), 0.0)
 
 
 def describe() -> str:
