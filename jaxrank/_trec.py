@@ -29,7 +29,7 @@ TIES = ("trec", "average", "optimistic", "pessimistic", "first")
 # Ordered ties (a total order per query) are needed by the prefix-count measures.
 ORDERED = ("trec", "first")
 SINGLE = ("beta", "length", "coeffs")  # parameter kinds that are one setting, not a list
-NEEDS_ORDER = ("Rndcg", "unj", "relstring", "bpref", "gm_bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
+NEEDS_ORDER = ("ndcg_rel", "Rndcg", "unj", "relstring", "bpref", "gm_bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,6 +87,8 @@ MEASURES = {m.name: m for m in [
     Measure("11pt_avg", "Mean of iprec_at_recall at the 11 levels 0.0, 0.1, ..., 1.0."),
     Measure("ndcg", "NDCG, linear gain = grade, 1/log2(rank + 1) discount, ideal from every "
             "judged grade (not cut by -M; ignores -l).", core="ndcg"),
+    Measure("ndcg_rel", "Mean over relevant documents of NDCG at each one's rank (ideal cut "
+            "there); relevant documents not retrieved count at the end of the list."),
     Measure("Rndcg", "Mean of NDCG at the R levels: after each positive grade level of the "
             "ideal ranking (and at num_ret when the ideal runs out well before it)."),
     Measure("ndcg_cut", "NDCG at cutoffs, ideal DCG cut at k.", params="int", defaults=CUTS,
@@ -115,7 +117,6 @@ UNSUPPORTED = {
     "infAP": "inferred AP (sampled judgments)",
     "binG": "binary gain (Moffat)",
     "G": "gain measure (Moffat)",
-    "ndcg_rel": "NDCG averaged over relevant documents",
     "ideal_dcg": "ideal DCG (trec_eval 10 only)",
     "dcg": "DCG (trec_eval 10 only)",
     "rbp": "rank-biased precision",
@@ -523,6 +524,8 @@ def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, thresh
     return [nrr / np.maximum(counts, 1) * nrr / safe_R]
   if name == "Rndcg":
     return [_rndcg(G, counts, num_rel, *judged)]
+  if name == "ndcg_rel":
+    return [_ndcg_rel(G, counts, *judged)]
   if name == "relstring":
     n = params[0]
     top = G[:, :n]
@@ -564,10 +567,10 @@ def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, thresh
   raise AssertionError(name)  # pragma: no cover
 
 
-def _rndcg(G, counts, num_rel, jq, jrel):
-  """trec_eval's Rndcg: NDCG (DCG of the top b over the ideal DCG cut at b) averaged over the
-  cutoffs b where the ideal gain drops (after each positive grade level), plus b = num_ret when
-  the positive grades end before num_ret - 1; 0 without relevant documents."""
+def _dcg_tables(G, counts, jq, jrel):
+  """Host DCG prefix sums (trec_eval's double arithmetic): the run's ``dcg[q, i]`` over its top
+  i documents (gain = grade > 0), the ideal's ``idcg[q, i]``, the ideal grades sorted
+  descending, and the number of positive grades per query."""
   nq = counts.size
   pos = jrel > 0
   q, g = jq[pos], jrel[pos]
@@ -583,19 +586,41 @@ def _rndcg(G, counts, num_rel, jq, jrel):
   gains = np.where((G > 0) & (np.arange(G.shape[1]) < counts[:, None]), G, 0)
   dcg = np.concatenate([np.zeros((nq, 1)), np.cumsum(gains * disc[:G.shape[1]], axis=1)],
                        axis=1)
-  rows = np.arange(nq)[:, None]
-  at = np.arange(1, width + 1)
+  return dcg, idcg, ideal, npos, gains
+
+
+def _rndcg(G, counts, num_rel, jq, jrel):
+  """trec_eval's Rndcg: NDCG (DCG of the top b over the ideal DCG cut at b) averaged over the
+  cutoffs b where the ideal gain drops (after each positive grade level), plus b = num_ret when
+  the positive grades end before num_ret - 1; 0 without relevant documents."""
+  dcg, idcg, ideal, npos, _ = _dcg_tables(G, counts, jq, jrel)
+  nq, width = ideal.shape
+  rows, every = np.arange(nq)[:, None], np.arange(nq)
   nxt = np.concatenate([ideal[:, 1:], np.zeros((nq, 1))], axis=1)
   boundary = (ideal > 0) & (nxt != ideal)  # after the last document of each grade level
-  cut = np.minimum(at[None, :], counts[:, None])
+  cut = np.minimum(np.arange(1, width + 1)[None, :], counts[:, None])
   ndcg = dcg[rows, cut] / np.where(idcg[:, 1:] > 0, idcg[:, 1:], 1.0)
   total = np.where(boundary, ndcg, 0.0).sum(1)
-  records = boundary.sum(1)
   final = counts > npos + 1  # trec_eval's implied R level at num_ret
-  total = total + np.where(final, dcg[np.arange(nq), counts] / np.maximum(
-      idcg[np.arange(nq), npos], 1e-300), 0.0)
-  records = records + final
+  total = total + np.where(final, dcg[every, counts] / np.maximum(idcg[every, npos], 1e-300),
+                           0.0)
+  records = boundary.sum(1) + final
   return np.where((num_rel > 0) & (records > 0), total / np.maximum(records, 1), 0.0)
+
+
+def _ndcg_rel(G, counts, jq, jrel):
+  """trec_eval's ndcg_rel: NDCG at the rank of each relevant document (ideal cut there, or at
+  the number of positive grades), unretrieved ones at the end of the list, averaged."""
+  dcg, idcg, _, npos, gains = _dcg_tables(G, counts, jq, jrel)
+  nq, width = gains.shape
+  every = np.arange(nq)
+  at = np.minimum(np.arange(1, width + 1)[None, :], npos[:, None])
+  here = dcg[:, 1:] / np.maximum(np.take_along_axis(idcg, at, axis=1), 1e-300)
+  found = gains > 0
+  total = np.where(found, here, 0.0).sum(1)
+  total = total + (npos - found.sum(1)) * dcg[every, counts] / np.maximum(idcg[every, npos],
+                                                                          1e-300)
+  return np.where(total > 0, total / np.maximum(npos, 1), 0.0)
 
 
 def describe() -> str:
