@@ -29,7 +29,7 @@ TIES = ("trec", "average", "optimistic", "pessimistic", "first")
 # Ordered ties (a total order per query) are needed by the prefix-count measures.
 ORDERED = ("trec", "first")
 SINGLE = ("beta", "length", "coeffs")  # parameter kinds that are one setting, not a list
-NEEDS_ORDER = ("ndcg_rel", "Rndcg", "unj", "relstring", "bpref", "gm_bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
+NEEDS_ORDER = ("binG", "G", "ndcg_rel", "Rndcg", "unj", "relstring", "bpref", "gm_bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,6 +85,10 @@ MEASURES = {m.name: m for m in [
             "not retrieved (+ p4 * nonrelevant not retrieved, with a collection size of 0, as "
             "trec_eval without -N).", params="coeffs", defaults=(1.0, -1.0, 0.0, 0.0)),
     Measure("11pt_avg", "Mean of iprec_at_recall at the 11 levels 0.0, 0.1, ..., 1.0."),
+    Measure("binG", "Mean over relevant documents of 1 / log2(2 + non-relevant documents "
+            "above it) (Moffat), divided by R."),
+    Measure("G", "Sum over retrieved documents of gain / log2(2 + cost so far - gain so far), "
+            "cost = max(ideal gain, 1) per rank, over the total ideal gain (Moffat)."),
     Measure("ndcg", "NDCG, linear gain = grade, 1/log2(rank + 1) discount, ideal from every "
             "judged grade (not cut by -M; ignores -l).", core="ndcg"),
     Measure("ndcg_rel", "Mean over relevant documents of NDCG at each one's rank (ideal cut "
@@ -115,8 +119,6 @@ MEASURES = {m.name: m for m in [
 # trec_eval measures jaxrank does not compute (listed in the docs and in `--help`).
 UNSUPPORTED = {
     "infAP": "inferred AP (sampled judgments)",
-    "binG": "binary gain (Moffat)",
-    "G": "gain measure (Moffat)",
     "ideal_dcg": "ideal DCG (trec_eval 10 only)",
     "dcg": "DCG (trec_eval 10 only)",
     "rbp": "rank-biased precision",
@@ -522,6 +524,8 @@ def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, thresh
     return [np.where(counts > 0, value, 0.0)]  # -c queries absent from the run: 0
   if name == "set_map":
     return [nrr / np.maximum(counts, 1) * nrr / safe_R]
+  if name == "G":
+    return [_gain_g(G, counts, *judged)]
   if name == "Rndcg":
     return [_rndcg(G, counts, num_rel, *judged)]
   if name == "ndcg_rel":
@@ -544,6 +548,9 @@ def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, thresh
     term = np.where(above > 0, 1 - np.minimum(above, R[:, None]) / np.maximum(denom, 1), 1.0)
     return [np.where(rel, term, 0.0).sum(1) / safe_R]
   hits = np.cumsum(rel, axis=1)  # relevant in the top i + 1
+  if name == "binG":
+    above = np.arange(hits.shape[1])[None, :] + 1 - hits  # documents above, not relevant
+    return [np.where(rel, 1.0 / np.log2(2.0 + above), 0.0).sum(1) / safe_R]
   if name == "Rprec_mult":
     out = []
     for x in params:
@@ -606,6 +613,19 @@ def _rndcg(G, counts, num_rel, jq, jrel):
                            0.0)
   records = boundary.sum(1) + final
   return np.where((num_rel > 0) & (records > 0), total / np.maximum(records, 1), 0.0)
+
+
+def _gain_g(G, counts, jq, jrel):
+  """trec_eval's G (Moffat): gains discounted by log2(2 + cost - gain so far)."""
+  _, _, ideal, _, gains = _dcg_tables(G, counts, jq, jrel)
+  width = gains.shape[1]
+  best = np.zeros(gains.shape)
+  best[:, :min(width, ideal.shape[1])] = ideal[:, :width]
+  cost = np.cumsum(np.maximum(best, 1.0), axis=1)
+  got = np.cumsum(gains, axis=1)
+  terms = np.where(gains != 0, gains / np.log2(2.0 + cost - got), 0.0).sum(1)
+  total = ideal.sum(1)
+  return np.where(total > 0, terms / np.where(total > 0, total, 1.0), 0.0)
 
 
 def _ndcg_rel(G, counts, jq, jrel):
