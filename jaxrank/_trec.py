@@ -29,7 +29,7 @@ TIES = ("trec", "average", "optimistic", "pessimistic", "first")
 # Ordered ties (a total order per query) are needed by the prefix-count measures.
 ORDERED = ("trec", "first")
 SINGLE = ("beta", "length", "coeffs")  # parameter kinds that are one setting, not a list
-NEEDS_ORDER = ("binG", "G", "ndcg_rel", "Rndcg", "unj", "relstring", "bpref", "gm_bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
+NEEDS_ORDER = ("rbp", "rbp_resid", "binG", "G", "ndcg_rel", "Rndcg", "unj", "relstring", "bpref", "gm_bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,6 +112,10 @@ MEASURES = {m.name: m for m in [
             params="beta", defaults=(1.0,)),
     Measure("num_nonrel_judged_ret", "Retrieved documents judged non-relevant (0 <= rel < -l).",
             summary="sum"),
+    Measure("rbp", "Rank-biased precision, p = 0.9: (1 - p) sum of gain p^(rank - 1), grades "
+            "scaled to [0, 1] by the query's largest grade when it is above 1."),
+    Measure("rbp_resid", "RBP residual, p = 0.9: p^num_ret + (1 - p) sum of p^(rank - 1) over "
+            "unjudged retrieved documents (0 when none is unjudged)."),
     Measure("unj", "Unjudged documents (not in the qrels, or judged -1) in the top k / k.",
             params="int", defaults=(5, 10, 20)),
 ]}
@@ -121,8 +125,6 @@ UNSUPPORTED = {
     "infAP": "inferred AP (sampled judgments)",
     "ideal_dcg": "ideal DCG (trec_eval 10 only)",
     "dcg": "DCG (trec_eval 10 only)",
-    "rbp": "rank-biased precision",
-    "rbp_resid": "rank-biased precision residual",
     "yaap": "yet another AP (log-based)",
     "prefs_*": "preference judgments (-R prefs, qrels_prefs) and judgment groups (qrels_jg)",
 }
@@ -526,6 +528,8 @@ def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, thresh
     return [nrr / np.maximum(counts, 1) * nrr / safe_R]
   if name == "G":
     return [_gain_g(G, counts, *judged)]
+  if name in ("rbp", "rbp_resid"):
+    return [_rbp(name, G, counts, *judged)]
   if name == "Rndcg":
     return [_rndcg(G, counts, num_rel, *judged)]
   if name == "ndcg_rel":
@@ -626,6 +630,22 @@ def _gain_g(G, counts, jq, jrel):
   terms = np.where(gains != 0, gains / np.log2(2.0 + cost - got), 0.0).sum(1)
   total = ideal.sum(1)
   return np.where(total > 0, terms / np.where(total > 0, total, 1.0), 0.0)
+
+
+def _rbp(name, G, counts, jq, jrel, p=0.9):
+  """trec_eval's rbp and rbp_resid with p = 0.9."""
+  nq, width = G.shape
+  valid = np.arange(width) < counts[:, None]
+  weight = p ** np.arange(width)
+  if name == "rbp_resid":
+    unjudged = valid & (G < 0)
+    resid = p ** counts + (1 - p) * np.where(unjudged, weight, 0.0).sum(1)
+    return np.where(unjudged.any(1), resid, 0.0)
+  top = np.zeros(nq)
+  np.maximum.at(top, jq, jrel.astype(np.float64))
+  scale = np.where(top > 1, top, 1.0)[:, None]
+  gains = np.where(valid & (G > 0), G / scale, 0.0)
+  return (1 - p) * (gains * weight).sum(1)
 
 
 def _ndcg_rel(G, counts, jq, jrel):
