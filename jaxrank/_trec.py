@@ -29,7 +29,7 @@ TIES = ("trec", "average", "optimistic", "pessimistic", "first")
 # Ordered ties (a total order per query) are needed by the prefix-count measures.
 ORDERED = ("trec", "first")
 SINGLE = ("beta", "length", "coeffs")  # parameter kinds that are one setting, not a list
-NEEDS_ORDER = ("rbp", "rbp_resid", "binG", "G", "ndcg_rel", "Rndcg", "unj", "relstring", "bpref", "gm_bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
+NEEDS_ORDER = ("infAP", "rbp", "rbp_resid", "binG", "G", "ndcg_rel", "Rndcg", "unj", "relstring", "bpref", "gm_bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,6 +77,8 @@ MEASURES = {m.name: m for m in [
             "query only.", params="length", defaults=(10,), summary="none"),
     Measure("recall", "Recall at cutoffs: relevant in the top k / R.", params="int",
             defaults=CUTS, core="recall"),
+    Measure("infAP", "Inferred AP (Yilmaz & Aslam) from judged (rel >= 0) and pooled-unjudged "
+            "(rel -1) documents; documents not in the qrels are skipped."),
     Measure("gm_bpref", "Geometric mean over queries of bpref, each at least 1e-5.",
             summary="gm", per_query=False),
     Measure("Rprec_mult", "Precision at cutoffs (int)(x * R + 0.9) for multiples x of R.",
@@ -122,7 +124,6 @@ MEASURES = {m.name: m for m in [
 
 # trec_eval measures jaxrank does not compute (listed in the docs and in `--help`).
 UNSUPPORTED = {
-    "infAP": "inferred AP (sampled judgments)",
     "ideal_dcg": "ideal DCG (trec_eval 10 only)",
     "dcg": "DCG (trec_eval 10 only)",
     "yaap": "yet another AP (log-based)",
@@ -552,6 +553,16 @@ def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, thresh
     term = np.where(above > 0, 1 - np.minimum(above, R[:, None]) / np.maximum(denom, 1), 1.0)
     return [np.where(rel, term, 0.0).sum(1) / safe_R]
   hits = np.cumsum(rel, axis=1)  # relevant in the top i + 1
+  if name == "infAP":
+    eps = 1e-5
+    nonrel = np.cumsum((G >= 0) & (G < threshold), axis=1)  # before a relevant one: same
+    unjudged = np.cumsum(G == -1, axis=1)
+    j = np.arange(hits.shape[1], dtype=np.float64)[None, :]
+    before = hits - 1.0
+    term = 1.0 / (j + 1) + (j / (j + 1)) * ((before + nonrel + unjudged) / np.maximum(j, 1)) * (
+        (before + eps) / (before + nonrel + 2 * eps))
+    term = np.where(j == 0, 1.0, term)
+    return [np.where(rel, term, 0.0).sum(1) / safe_R]
   if name == "binG":
     above = np.arange(hits.shape[1])[None, :] + 1 - hits  # documents above, not relevant
     return [np.where(rel, 1.0 / np.log2(2.0 + above), 0.0).sum(1) / safe_R]
