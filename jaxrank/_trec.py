@@ -128,6 +128,8 @@ UNSUPPORTED = {
     "dcg": "DCG (trec_eval 10 only)",
     "yaap": "yet another AP (log-based)",
     "prefs_*": "preference judgments (-R prefs, qrels_prefs) and judgment groups (qrels_jg)",
+    "NAME.1=3,2=9": "gain parameters of ndcg, ndcg_cut, ndcg_rel, Rndcg, G; rbp.p=; "
+                    "11pt_avg levels (defaults only)",
 }
 ALL_TREC = tuple(MEASURES)
 OFFICIAL = tuple(name for name, m in MEASURES.items() if m.official)
@@ -157,7 +159,8 @@ class Request:
 def _parse_params(m: Measure, text: str, spec: str) -> tuple:
   """Parses ``5,10`` or ``.1,.25``; trec_eval sorts cutoffs ascending and truncates to ints."""
   if m.params == "none":
-    raise ValueError(f"measure {m.name!r} takes no parameters, got {spec!r}")
+    raise ValueError(f"measure {m.name!r} takes no parameters in jaxrank, got {spec!r} "
+                     f"(trec_eval's gain and level parameters are not supported)")
   try:
     values = [float(v) for v in text.split(",")]
   except ValueError:
