@@ -113,7 +113,7 @@ def test_help_lists_every_measure(capsys):
 @pytest.mark.parametrize("args, message", [
     (["missing.qrels", "missing.run"], "cannot read missing.qrels"),
     (["--example", "-m", "nope"], "unknown measure 'nope'"),
-    (["--example", "-m", "infAP"], "does not compute"),
+    (["--example", "-m", "yaap"], "does not compute"),
     (["--example", "-m", "P.x"], "comma-separated numbers"),
     (["--example", "-M", "0"], "-M must be a positive"),
     ([], "give QRELS and RUN"),

@@ -146,7 +146,7 @@ def test_ranked_ids_match_the_core_constructor():
     (lambda: jrn.evaluate_ranked([[1]], [[1], [2]]), ValueError, "1 users but relevant has 2"),
     (lambda: jrn.evaluate_run({"q": {"a": 1.0}}, {"q": {"a": 1.5}}), ValueError,
      r"qrels\['q'\]\['a'\] must be an integer grade"),
-    (lambda: jrn.evaluate_run({"q": {"a": 1.0}}, {"q": {"a": 1}}, ["infAP"]), ValueError,
+    (lambda: jrn.evaluate_run({"q": {"a": 1.0}}, {"q": {"a": 1}}, ["yaap"]), ValueError,
      "does not compute"),
 ])
 def test_input_errors_name_the_list_user_or_query(call, error, message):
