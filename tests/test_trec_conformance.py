@@ -56,6 +56,18 @@ def test_reproduces_trec_eval(case, capsys):
   others = {_base(line.split("\t")[0].strip()) for line in golden} - set(_trec.MEASURES)
   assert others <= set(_trec.UNSUPPORTED), f"silently skipped: {others - set(_trec.UNSUPPORTED)}"
   assert ours == supported  # every supported line, byte for byte, in trec_eval's order
+  assert supported == golden  # and today that is every line
+
+
+def test_measure_parameters(capsys):
+  """`out.test.meas_params` without its two unsupported requests (`11pt_avg` levels and
+  `ndcg` gain parameters): cutoffs sorted, 23.4 read as 23, levels and multiples of R."""
+  args = ["-q", "-miprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m", "recall.20,2000",
+          "-m", "Rprec_mult.5.0,0.2,0.35", "-mutility.2,-1,0,0", "-mndcg_cut.10,20,23.4",
+          "-msuccess.2,5,20", "qrels.test", "results.test"]
+  golden = [line for line in (DATA / "out.test.meas_params").read_text().splitlines()
+            if not line.startswith(("11pt_avg", "ndcg_1="))]
+  assert _run(args, capsys) == golden
 
 
 def test_every_all_trec_measure_is_computed_or_listed_unsupported(capsys):
