@@ -198,7 +198,10 @@ soft_dcg = _soft("dcg", r"""Soft DCG at k: DCG at the soft ranks with a smooth c
 soft_ndcg = _soft("ndcg", r"""Soft NDCG at k (the softsort / ApproxNDCG family): soft DCG over the
   exact ideal DCG, which needs only the sorted grades.
 
-  .. math:: \mathrm{NDCG}@k = \mathrm{DCG}@k(r) / \mathrm{IDCG}@k, \quad \text{range } [0, \approx 1]
+  .. math:: \mathrm{NDCG}@k = \mathrm{DCG}@k(r) / \mathrm{IDCG}@k
+
+  Range: non-negative, and 1 at most in the limit; soft ranks of several relevant items can
+  overlap, so at large temperatures the value may slightly exceed the exact one.
 
   Example:
     >>> import jaxrank
