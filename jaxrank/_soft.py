@@ -274,8 +274,9 @@ soft_average_precision = _soft("average_precision", r"""Soft average precision (
 def as_loss(metric: Callable) -> Callable:
   r"""Turns a soft metric into a loss: :math:`1 - \mathrm{mean}` over lists.
 
-  The mean honours ``empty``: ``"skip"`` averages only lists with relevant items (0 if there are
-  none), otherwise every list counts. Works under ``jit`` and ``jax.grad`` (an Optax step).
+  The mean honours ``empty``: with ``"zero"`` every list counts (an empty list adds a constant 1
+  and no gradient); with ``"skip"`` (or ``"nan"``) only lists with relevant items are averaged,
+  and the loss is 0 when there are none. Works under ``jit`` and ``jax.grad`` (an Optax step).
 
   Example:
     >>> import jax, jaxrank
