@@ -324,8 +324,9 @@ def evaluate_run(run, qrels, metrics: Sequence[str] | str = ("map", "ndcg", "P_1
     run: ``{qid: {docid: score}}`` (string ids) or a :class:`jaxrank.io.Run`.
     qrels: ``{qid: {docid: grade}}`` with integer grades (``-1`` = unjudged) or a
       :class:`jaxrank.io.Qrels`.
-    metrics: jaxrank names (``"ndcg@10"``, ``"map"``) and/or trec_eval measures, printed or
-      ``-m`` style (``"P_10"``, ``"ndcg_cut.10"``, ``"bpref"``, ``"iprec_at_recall_0.50"``).
+    metrics: jaxrank names (``"ndcg@10"``, ``"mrr"``) and/or trec_eval measures, printed or
+      ``-m`` style (``"P_10"``, ``"ndcg_cut.10"``, ``"bpref"``, ``"iprec_at_recall_0.50"``); a
+      name that is both (``"map"``, ``"ndcg"``, ``"recall"``) is read as trec_eval's.
     ties: ``"trec"`` (default; score descending, then doc id descending, as trec_eval and
       pytrec_eval), ``"first"`` (then input order), or ``"average"``/``"optimistic"``/
       ``"pessimistic"`` (exact expectation or bounds over tied orders; jaxrank metrics only).
