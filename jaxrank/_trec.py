@@ -304,7 +304,8 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
                  float32: bool = False, max_docs: int | None = None, complete: bool = False,
                  threshold: int = 1, chunk: int = 4096,
                  progress: Callable[[int, int], None] | None = None,
-                 core_specs: Sequence[tuple[str, int | None]] = (), options=None) -> Result:
+                 core_specs: Sequence[tuple[str, int | None]] = (), options=None,
+                 sources: tuple[str, str] = ("run", "qrels")) -> Result:
   """Evaluates a run against qrels the trec_eval way (see the module docstring).
 
   Args:
@@ -316,6 +317,7 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
     threshold: relevant means grade >= threshold (trec_eval ``-l``); NDCG ignores it.
     core_specs, options: extra rank-core metrics ``(name, k)`` (jaxrank's names) and the
       :class:`~jaxrank._formulas.Options` they use; their values are in ``Result.core``.
+    sources: how error messages name the run and the qrels (e.g. their file names).
   """
   if ties not in TIES:
     raise ValueError(f"ties must be one of {list(TIES)}, got {ties!r}")
@@ -345,8 +347,8 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   docs, inv = np.unique(np.concatenate([rdocs, jdocs]), return_inverse=True)
   inv = inv.reshape(-1)
   rdoc, jdoc = inv[:rdocs.size], inv[rdocs.size:]
-  _duplicates(rq, rdoc, qids, docs, "run")
-  _duplicates(jq, jdoc, qids, docs, "qrels")
+  _duplicates(rq, rdoc, qids, docs, sources[0])
+  _duplicates(jq, jdoc, qids, docs, sources[1])
 
   # trec order within each query; position p = 0, 1, ... per query.
   keys = _order_keys(rscore, float32)

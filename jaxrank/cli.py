@@ -183,7 +183,8 @@ def evaluate_command(args) -> str:
     run = io.read_run(args.run)
     result = _trec.evaluate_run(run, qrels, requests, ties=args.ties, float32=args.float32,
                                 max_docs=args.max_docs, complete=args.complete,
-                                threshold=args.level, progress=progress)
+                                threshold=args.level, progress=progress,
+                                sources=(args.run, args.qrels))
   finally:
     progress.close()
   if not result.qids and not args.complete:

@@ -136,7 +136,7 @@ def test_duplicate_document_is_an_error(tmp_path, capsys):
   qrels = write(tmp_path, "q.txt", "q 0 a 1\n")
   run = write(tmp_path, "r.txt", "q Q0 a 1 0.5 t\nq Q0 a 2 0.4 t\n")
   code, _, err = run_cli(capsys, qrels, run)
-  assert code == 1 and "lists document 'a' twice" in err
+  assert code == 1 and err == f"jaxrank: error: {run}: query 'q' lists document 'a' twice\n"
 
 
 def test_bad_option_is_one_line_and_exit_2(capsys):
