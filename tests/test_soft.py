@@ -9,6 +9,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import jaxrank
 
@@ -330,3 +332,41 @@ def test_float64_checks_in_a_subprocess():
                         text=True, cwd=here.parent)
   assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
   assert " passed" in proc.stdout and "skipped" not in proc.stdout, proc.stdout[-2000:]
+
+
+def test_sparse_soft_ndcg_gradient_memory_is_linear_in_the_catalog():
+  # value_and_grad of the sparse sigmoid form must not hold a [lists, relevant, n] array: its
+  # compiled temporaries grow like the scores (O(lists x n)), not 16x the scores.
+  lists, relevant = 64, 16
+
+  def f(scores, ids):
+    return jax.value_and_grad(lambda s: jnp.sum(jaxrank.soft_ndcg(
+        s, relevant_ids=ids, k=10, temperature=0.1)))(scores)
+
+  for n in (8_000, 64_000):
+    compiled = jax.jit(f).lower(jax.ShapeDtypeStruct((lists, n), jnp.float32),
+                                jax.ShapeDtypeStruct((lists, relevant), jnp.int32)).compile()
+    analysis = compiled.memory_analysis()
+    if analysis is None:
+      pytest.skip("this backend reports no memory analysis")
+    full = lists * relevant * n * 4  # one float32 [lists, relevant, n] array
+    assert analysis.temp_size_in_bytes < full / 4, (n, analysis.temp_size_in_bytes, full)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), t=st.sampled_from([0.05, 0.5, 5.0]),
+       operator=st.sampled_from(["sigmoid", "fast_l2"]))
+def test_soft_ranks_sum_to_the_hard_total_and_follow_permutations(seed, t, operator):
+  # sigma(x) + sigma(-x) = 1 and the permutahedron both give sum r = n (n + 1) / 2 for the valid
+  # items, at any temperature; permuting the items permutes their soft ranks.
+  rng = np.random.default_rng(seed)
+  scores = rng.integers(0, 5, (3, 10)).astype(np.float32) * rng.choice([0.1, 1.0])
+  where = rng.random((3, 10)) < 0.8
+  ranks = np.asarray(jaxrank.soft_ranks(scores, where=where, temperature=t, operator=operator))
+  nv = where.sum(1)
+  np.testing.assert_allclose(np.where(where, ranks, 0).sum(1), nv * (nv + 1) / 2, rtol=1e-5)
+  assert np.all((ranks >= 1 - 1e-5) & (ranks <= nv[:, None] + 1e-5) | ~where)
+  perm = rng.permutation(10)
+  again = jaxrank.soft_ranks(scores[:, perm], where=where[:, perm], temperature=t,
+                             operator=operator)
+  np.testing.assert_allclose(again, ranks[:, perm], rtol=1e-5, atol=1e-5)

@@ -166,4 +166,5 @@ def test_check_grads_soft_metrics(operator):
                                                        operator=operator, max_relevant=8)
                       for name in METRICS for k in ((None, 3) if name in CUT_AND_FULL else (3,))])
 
-  check_grads(every_metric, (x,), order=1, modes=modes(operator))
+  # Reverse mode is what training uses; forward mode of the operators is checked above.
+  check_grads(every_metric, (x,), order=1, modes=("rev",))
