@@ -181,6 +181,7 @@ def main():
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--out", type=Path, default=Path(__file__).with_name("ndcg10.png"))
   args = parser.parse_args()
+  started = time.perf_counter()
   train_path = args.train or args.data / "rank.train"
   test_path = args.test or args.data / "rank.test"
   train_raw, test_raw, train_lists, test_lists = load(train_path, test_path)
@@ -220,7 +221,7 @@ def main():
   ax.legend(fontsize=7)
   fig.tight_layout()
   fig.savefig(args.out)
-  print(f"saved {args.out}")
+  print(f"saved {args.out}; {time.perf_counter() - started:.0f} s in all")
 
 
 if __name__ == "__main__":
