@@ -211,28 +211,47 @@ def soft_sort(scores: ArrayLike, *, temperature: float = 1.0,
 # Fast soft rank / sort: permutahedron projection by sort + loop-free isotonic regression.
 
 
+_ISOTONIC_ROWS = 128  # block starts j handled at once: O(rows x n) memory per list
+
+
 def _isotonic(y, w, nv, kl):
   """Decreasing isotonic regression of one sorted list on its first ``nv`` entries.
 
   L2: ``v_i = min_{j <= i} max_{k >= i} mean(y[j..k])``; KL: the block value
   ``LSE(y[j..k]) - log(sum w[j..k])`` (``w > 0``). Block sums are accumulated from each block's
-  own start, so no large prefix sum is ever subtracted. O(n^2) work, no sequential loop.
+  own start, so no large prefix sum is ever subtracted. O(n^2) work and no sequential loop over
+  elements; the block starts ``j`` are walked in chunks, so memory is O(chunk x n).
   """
   n = y.shape[-1]
-  j = jnp.arange(n)[:, None]
   k = jnp.arange(n)[None, :]
-  seg = (k >= j) & (k < nv)
-  if kl:
-    # y is sorted in decreasing order, so y[j] is the largest of y[j..k]: a shifted cumsum is
-    # a stable LSE (much faster than cumlogsumexp on CPU).
-    shifted = jnp.cumsum(jnp.where(seg, jnp.exp(y[None, :] - y[:, None]), 0.0), axis=1)
-    value = (y[:, None] + jnp.log(jnp.where(seg, shifted, 1.0))
-             - jnp.log(jnp.where(seg, jnp.cumsum(jnp.where(seg, w[None, :], 0.0), axis=1), 1.0)))
-  else:
-    value = jnp.cumsum(jnp.where(seg, y[None, :], 0.0), axis=1) / (k - j + 1).astype(y.dtype)
-  value = jnp.where(seg, value, -jnp.inf)
-  best_end = lax.cummax(value, axis=1, reverse=True)  # [j, i] = max_{k >= i} value[j, k]
-  return jnp.min(jnp.where(j <= k, best_end, jnp.inf), axis=0)
+
+  def best(start, size):
+    """min over j in [start, start + size), j <= i, of max_{k >= i} value[j, k]."""
+    j = start + jnp.arange(size)[:, None]
+    seg = (k >= j) & (k < nv)
+    if kl:
+      # y is sorted in decreasing order, so y[j] is the largest of y[j..k]: a shifted cumsum
+      # is a stable LSE (much faster than cumlogsumexp on CPU).
+      top = jnp.take(y, j[:, 0])[:, None]
+      shifted = jnp.cumsum(jnp.where(seg, jnp.exp(y[None, :] - top), 0.0), axis=1)
+      total_w = jnp.cumsum(jnp.where(seg, w[None, :], 0.0), axis=1)
+      value = (top + jnp.log(jnp.where(seg, shifted, 1.0))
+               - jnp.log(jnp.where(seg, total_w, 1.0)))
+    else:
+      value = jnp.cumsum(jnp.where(seg, y[None, :], 0.0), axis=1) / (k - j + 1).astype(y.dtype)
+    value = jnp.where(seg, value, -jnp.inf)
+    best_end = lax.cummax(value, axis=1, reverse=True)  # [j, i] = max_{k >= i} value[j, k]
+    return jnp.min(jnp.where(j <= k, best_end, jnp.inf), axis=0)
+
+  if n <= _ISOTONIC_ROWS:
+    return best(0, n)
+  full = n // _ISOTONIC_ROWS
+  v = lax.fori_loop(0, full, lambda c, v: jnp.minimum(v, best(c * _ISOTONIC_ROWS,
+                                                              _ISOTONIC_ROWS)),
+                    jnp.full((n,), jnp.inf, y.dtype))
+  if n % _ISOTONIC_ROWS:
+    v = jnp.minimum(v, best(full * _ISOTONIC_ROWS, n % _ISOTONIC_ROWS))
+  return v
 
 
 def _blocks(v, nv):
