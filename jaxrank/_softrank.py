@@ -2,7 +2,8 @@
 
 Every operator maps scores ``[..., n]`` (higher first) to soft ranks in ``[1, n]`` that tend to
 the hard ranks ``1 + #{j: s_j > s_i}`` as ``temperature`` goes to 0. Tied scores tend to the
-midpoint of their tie group (``[1, 1, 3]``-style: two items tied for the top both get 1.5).
+midpoint of their tie group (``[1, 1, 3]``-style: two items tied for the top both get 1.5);
+NeuralSort only approximately (the rows at a tie group's edges also split with the neighbour).
 Padded items (``where=False``) are not ranked and do not rank anyone; their own soft rank is
 reported as ``n + 1``.
 
@@ -22,8 +23,8 @@ Operators and the meaning of ``temperature``:
   permutahedron of ``(n, ..., 1)`` with L2 or KL regularisation. ``T`` is the regularisation
   strength ε: the result is *exactly* the hard rank once ε is below the smallest score gap
   (L2), and it must grow with the gaps and with ``n`` to stay smooth. Forward pass: one sort and a
-  loop-free isotonic regression (O(n^2) work, no sequential loop); backward pass hand-written
-  (block averages of the cotangent), O(n).
+  loop-free isotonic regression (O(n^2) work, no sequential loop over elements, O(128 n)
+  memory per list); backward pass hand-written (block averages of the cotangent), O(n).
 """
 
 from __future__ import annotations
