@@ -5,6 +5,12 @@ Every metric is a function of the ranks of the relevant items. jaxrank builds th
 or a positive against candidates) and computes every metric from them, exactly, including the
 expected value over the orders of tied scores.
 
+Beside the exact metrics: soft (differentiable) metrics and soft rank operators (``soft_ndcg``,
+``fast_soft_rank``, ...), beyond-accuracy metrics (``coverage``, ``intra_list_diversity``,
+``novelty``, ...), and the submodules ``jaxrank.linkpred`` (filtered link-prediction ranks),
+``jaxrank.numpy`` (NumPy arrays, ragged lists and ``{qid: {docid: value}}`` dicts in, NumPy out),
+``jaxrank.io`` (TREC run/qrels files, pandas adapters) and ``jaxrank.plot`` (optional matplotlib).
+
 Example:
   >>> import jaxrank
   >>> out = jaxrank.evaluate([[0.9, 0.8, 0.1]], [[0, 1, 1]], ["ndcg", "mrr"])
@@ -52,4 +58,80 @@ __all__ = [
     "r_precision",
     "recall",
     "reciprocal_rank",
+]
+
+# Differentiable (soft) metrics and soft rank/sort operators.
+from jaxrank._soft import (  # noqa: E402
+    as_loss,
+    soft_average_precision,
+    soft_average_precision_loss,
+    soft_dcg,
+    soft_hit_rate,
+    soft_ndcg,
+    soft_ndcg_loss,
+    soft_precision,
+    soft_recall,
+    soft_reciprocal_rank,
+    soft_reciprocal_rank_loss,
+)
+from jaxrank._softrank import (  # noqa: E402
+    fast_soft_rank,
+    fast_soft_sort,
+    neural_sort,
+    soft_ranks,
+    soft_sort,
+)
+
+__all__ += [
+    "as_loss",
+    "fast_soft_rank",
+    "fast_soft_sort",
+    "neural_sort",
+    "soft_average_precision",
+    "soft_average_precision_loss",
+    "soft_dcg",
+    "soft_hit_rate",
+    "soft_ndcg",
+    "soft_ndcg_loss",
+    "soft_precision",
+    "soft_ranks",
+    "soft_recall",
+    "soft_reciprocal_rank",
+    "soft_reciprocal_rank_loss",
+    "soft_sort",
+]
+
+# Beyond-accuracy metrics (coverage, diversity, novelty, popularity bias) and link prediction.
+from jaxrank import linkpred  # noqa: E402
+from jaxrank._beyond import (  # noqa: E402
+    average_recommendation_popularity,
+    coverage,
+    gini,
+    intra_list_diversity,
+    item_bias,
+    item_popularity,
+    novelty,
+    personalization,
+    recommendation_counts,
+    score_entropy,
+    serendipity,
+    top_k_ids,
+    user_bias,
+)
+
+__all__ += [
+    "average_recommendation_popularity",
+    "coverage",
+    "gini",
+    "intra_list_diversity",
+    "item_bias",
+    "item_popularity",
+    "linkpred",
+    "novelty",
+    "personalization",
+    "recommendation_counts",
+    "score_entropy",
+    "serendipity",
+    "top_k_ids",
+    "user_bias",
 ]
