@@ -47,7 +47,16 @@ class Ranks:
 
   ``resolved`` is True when ties were already broken at construction (``ties="first"`` or an input
   form without scores), so ``lo == hi`` everywhere. Build one with :func:`from_dense`,
-  :func:`from_sparse`, :func:`from_ranked_ids` or :func:`from_candidates`.
+  :func:`from_sparse`, :func:`from_ranked_ids` or :func:`from_candidates`; every metric and
+  :func:`jaxrank.evaluate` accept it in place of ``(scores, labels)``.
+
+  Example (the two relevant items tie for ranks 2-3):
+    >>> import jaxrank
+    >>> r = jaxrank.from_dense([[0.9, 0.8, 0.8, 0.1]], [[0, 2, 1, 0]])
+    >>> r.lo.tolist(), r.hi.tolist(), r.grades.tolist(), r.shape
+    ([[2, 2]], [[3, 3]], [[2.0, 1.0]], (1,))
+    >>> float(jaxrank.reciprocal_rank(r)[0])
+    0.5
   """
 
   lo: jax.Array

@@ -293,10 +293,31 @@ def as_loss(metric: Callable) -> Callable:
     return jnp.sum(jnp.where(ok, 1.0 - values, 0.0)) / jnp.maximum(count, 1)
 
   loss.__name__ = loss.__qualname__ = metric.__name__ + "_loss"
-  loss.__doc__ = f"``1 - mean({metric.__name__})`` over lists (see :func:`jaxrank.as_loss`)."
+  loss.__doc__ = (f"``1 - mean({metric.__name__})`` over lists (see :func:`jaxrank.as_loss`); "
+                  f"the arguments are ``{metric.__name__}``'s.")
   return loss
 
 
-soft_ndcg_loss = as_loss(soft_ndcg)
-soft_average_precision_loss = as_loss(soft_average_precision)
-soft_reciprocal_rank_loss = as_loss(soft_reciprocal_rank)
+def _named_loss(metric: Callable) -> Callable:
+  """``as_loss(metric)`` with the math and a runnable example in its docstring."""
+  loss = as_loss(metric)
+  loss.__doc__ += f"""
+
+  .. math:: L(s) = 1 - \\frac{{1}}{{|U|}} \\sum_{{u \\in U}} m_u(s)
+
+  with :math:`m` = ``{metric.__name__}`` and :math:`U` the lists that count under ``empty``.
+
+  Example:
+    >>> import jax, jax.numpy as jnp, jaxrank
+    >>> loss = jaxrank.{loss.__name__}
+    >>> float(loss(jnp.array([[3.0, 2.0, 1.0]]), [[1, 0, 0]], temperature=1e-3))
+    0.0
+    >>> jax.grad(loss)(jnp.array([[1.0, 2.0, 3.0]]), [[1, 0, 0]]).shape
+    (1, 3)
+  """
+  return loss
+
+
+soft_ndcg_loss = _named_loss(soft_ndcg)
+soft_average_precision_loss = _named_loss(soft_average_precision)
+soft_reciprocal_rank_loss = _named_loss(soft_reciprocal_rank)

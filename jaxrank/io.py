@@ -25,11 +25,27 @@ from typing import Any
 
 import numpy as np
 
+__all__ = [
+    "Qrels", "Run", "TrecFormatError", "as_qrels", "as_run", "qrels_from_frame", "qrels_to_frame",
+    "read_qrels", "read_run", "run_from_frame", "run_to_frame", "write_qrels", "write_run",
+]
+
 PathLike = str | os.PathLike
 
 
 class TrecFormatError(ValueError):
-  """A malformed line in a run or qrels file; the message starts with ``file:line:``."""
+  """A malformed line in a run or qrels file; the message starts with ``file:line:``.
+
+  A ``ValueError``, so ``except ValueError`` catches it too.
+
+  Example:
+    >>> from jaxrank import io
+    >>> try:
+    ...   io.read_run(b"q1 Q0 d1 1 high mine\\n", name="run.txt")
+    ... except io.TrecFormatError as e:
+    ...   print(e)
+    run.txt:1: the score (5th field) must be a number, got 'high'
+  """
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -39,6 +55,12 @@ class Run:
   ``qid``, ``docid``: ``[N]`` UTF-8 byte strings; ``score``: ``[N]`` float64; ``rank``: ``[N]``
   int64 (trec_eval ignores it; so does jaxrank's evaluation); ``tag``: the run tag of the last
   line (trec_eval's ``runid``).
+
+  Example:
+    >>> from jaxrank import io
+    >>> run = io.read_run(b"q1 Q0 d1 1 0.5 mine\\nq1 Q0 d2 2 0.25 mine\\n")
+    >>> len(run), run.tag, run.to_dict()
+    (2, 'mine', {'q1': {'d1': 0.5, 'd2': 0.25}})
   """
 
   qid: np.ndarray
@@ -57,7 +79,14 @@ class Run:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Qrels:
-  """Relevance judgments in columns: ``qid``, ``docid`` (byte strings), ``rel`` (int64 grades)."""
+  """Relevance judgments in columns: ``qid``, ``docid`` (byte strings), ``rel`` (int64 grades).
+
+  Example:
+    >>> from jaxrank import io
+    >>> qrels = io.read_qrels(b"q1 0 d1 2\\nq1 0 d2 0\\n")
+    >>> len(qrels), qrels.rel.tolist(), qrels.to_dict()
+    (2, [2, 0], {'q1': {'d1': 2, 'd2': 0}})
+  """
 
   qid: np.ndarray
   docid: np.ndarray
@@ -293,7 +322,16 @@ def write_run(run: Run | Mapping[str, Mapping[str, float]], path: PathLike, *,
 
 
 def write_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]], path: PathLike) -> None:
-  """Writes qrels as ``qid 0 docid rel``, sorted by qid then docid."""
+  """Writes qrels as ``qid 0 docid rel``, sorted by qid then docid.
+
+  Example:
+    >>> import os, tempfile
+    >>> from jaxrank import io
+    >>> path = os.path.join(tempfile.mkdtemp(), "qrels.txt")
+    >>> io.write_qrels({"q1": {"b": 0, "a": 2}}, path)
+    >>> open(path).read()
+    'q1 0 a 2\\nq1 0 b 0\\n'
+  """
   qrels = as_qrels(qrels)
   order = np.lexsort((qrels.docid, qrels.qid))
   with open(path, "w", encoding="utf-8") as f:
@@ -354,7 +392,16 @@ def _grade_problem(v: Any) -> str | None:
 
 
 def as_run(run: Run | Mapping[str, Mapping[str, float]]) -> Run:
-  """A :class:`Run` from a Run or a pytrec_eval-style ``{qid: {docid: score}}`` dict."""
+  """A :class:`Run` from a Run or a pytrec_eval-style ``{qid: {docid: score}}`` dict.
+
+  Ids become strings; a score that is not a finite number is an error naming the query and doc.
+
+  Example:
+    >>> from jaxrank import io
+    >>> run = io.as_run({"q1": {"d1": 0.5, "d2": 1}})
+    >>> run.qid.tolist(), run.docid.tolist(), run.score.tolist()
+    ([b'q1', b'q1'], [b'd1', b'd2'], [0.5, 1.0])
+  """
   if isinstance(run, Run):
     return run
   qids, docids, scores = _flatten(run, "run", _score_problem)
@@ -364,7 +411,15 @@ def as_run(run: Run | Mapping[str, Mapping[str, float]]) -> Run:
 
 
 def as_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]]) -> Qrels:
-  """A :class:`Qrels` from a Qrels or a pytrec_eval-style ``{qid: {docid: grade}}`` dict."""
+  """A :class:`Qrels` from a Qrels or a pytrec_eval-style ``{qid: {docid: grade}}`` dict.
+
+  Grades must be integers (``True``/``False`` count as 1/0); ``-1`` marks unjudged, as in TREC.
+
+  Example:
+    >>> from jaxrank import io
+    >>> io.as_qrels({"q1": {"d1": 2, "d2": 0}}).rel.tolist()
+    [2, 0]
+  """
   if isinstance(qrels, Qrels):
     return qrels
   qids, docids, rels = _flatten(qrels, "qrels", _grade_problem)
@@ -456,7 +511,13 @@ def qrels_from_frame(frame, *, user_col: str = "user_id", item_col: str = "item_
 
 def run_to_frame(run: Run | Mapping, *, user_col: str = "user_id", item_col: str = "item_id",
                  score_col: str = "score"):
-  """A DataFrame ``(user_col, item_col, score_col)`` with string ids, in the run's row order."""
+  """A DataFrame ``(user_col, item_col, score_col)`` with string ids, in the run's row order.
+
+  Example:
+    >>> from jaxrank import io
+    >>> io.run_to_frame({"u1": {"i1": 0.5}}).to_dict("records")
+    [{'user_id': 'u1', 'item_id': 'i1', 'score': 0.5}]
+  """
   pd = _pandas()
   run = as_run(run)
   return pd.DataFrame({user_col: _text(run.qid), item_col: _text(run.docid),
@@ -465,7 +526,13 @@ def run_to_frame(run: Run | Mapping, *, user_col: str = "user_id", item_col: str
 
 def qrels_to_frame(qrels: Qrels | Mapping, *, user_col: str = "user_id",
                    item_col: str = "item_id", target_col: str = "target"):
-  """A DataFrame ``(user_col, item_col, target_col)`` with string ids."""
+  """A DataFrame ``(user_col, item_col, target_col)`` with string ids.
+
+  Example:
+    >>> from jaxrank import io
+    >>> io.qrels_to_frame({"u1": {"i1": 1}}).to_dict("records")
+    [{'user_id': 'u1', 'item_id': 'i1', 'target': 1}]
+  """
   pd = _pandas()
   qrels = as_qrels(qrels)
   return pd.DataFrame({user_col: _text(qrels.qid), item_col: _text(qrels.docid),

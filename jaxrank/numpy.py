@@ -27,6 +27,8 @@ import numpy as np
 
 from jaxrank import _evaluate, _trec, io
 
+__all__ = ["DEFAULT_METRICS", "evaluate", "evaluate_ranked", "evaluate_run"]
+
 DEFAULT_METRICS = ("ndcg@10", "map", "mrr", "precision@10", "recall@10")
 _Result = dict[str, Any]
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+__all__ = ["plot_bias"]
+
 
 def plot_bias(bias: Mapping[str, Any], *, labels: Sequence[str] | None = None, ax: Any = None,
               title: str | None = None):

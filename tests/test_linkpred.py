@@ -337,12 +337,6 @@ def test_errors():
     linkpred.reciprocal_rank([0.5], [[0.1]], candidate_mask=[[1]])
 
 
-def test_docstring_examples():
-  import doctest
-  result = doctest.testmod(linkpred, optionflags=doctest.ELLIPSIS)
-  assert result.attempted > 20 and result.failed == 0
-
-
 # ----------------------------------------------------------------------------- properties
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
