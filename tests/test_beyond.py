@@ -336,7 +336,7 @@ def evidently_report(metric, curr, train=None, recom_type="rank"):
 
 
 def test_against_evidently():
-  pytest.importorskip("evidently", reason="Evidently is optional (it needs pandas < 3)",
+  pytest.importorskip("evidently", reason="Evidently is optional: pip install -e '.[reference]' (Evidently 0.7 needs pandas < 3)",
                       exc_type=ImportError)
   pd = pytest.importorskip("pandas")
   from evidently.legacy import metrics as em

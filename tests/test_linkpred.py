@@ -146,8 +146,8 @@ def test_against_pykeen_formulas_transcribed(seed, k):
 
 
 def test_against_pykeen_itself():
-  torch = pytest.importorskip("torch", reason="PyKEEN needs torch")
-  pytest.importorskip("pykeen", reason="PyKEEN is optional (it pulls torch); not in [test]")
+  torch = pytest.importorskip("torch", reason="PyKEEN needs torch: pip install -e '.[reference]'")
+  pytest.importorskip("pykeen", reason="PyKEEN is optional (it pulls torch): pip install -e '.[reference]'")
   from pykeen.evaluation.ranks import Ranks as PyKeenRanks
   from pykeen.metrics import ranking as pm
 
