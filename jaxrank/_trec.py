@@ -395,8 +395,11 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
     ustart = np.concatenate([[0], np.cumsum(extra)[:-1]])
     slot = np.empty(jkey.size, np.int64)
     slot[jorder[at[found]]] = pos[found]
-    uq = jq[unret]
-    slot[np.flatnonzero(unret)] = counts[uq] + (np.arange(uq.size) - ustart[uq])
+    uq = jq[unret]  # in the qrels' row order, which need not be grouped by query
+    by_query = np.argsort(uq, kind="stable")
+    within = np.empty(uq.size, np.int64)
+    within[by_query] = np.arange(uq.size) - ustart[uq[by_query]]
+    slot[np.flatnonzero(unret)] = counts[uq] + within
     positive = jrel > 0
     out = score_flat(nq, rq, pos, -pos if ordered else keys, counts + extra, jq[positive],
                      slot[positive], jrel[positive], specs, options,
