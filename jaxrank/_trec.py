@@ -209,7 +209,7 @@ def parse_measures(specs: Sequence[str]) -> list[Request]:
           chosen.setdefault(name, set()).update(m.defaults)
       continue
     name, _, text = spec.partition(".")
-    if name not in MEASURES and "_" in spec and not text:  # printed form P_10, iprec_at_recall_0.1
+    if name not in MEASURES and "_" in spec:  # printed form P_10, iprec_at_recall_0.10
       head, _, tail = spec.rpartition("_")
       if head in MEASURES and MEASURES[head].params != "none":
         name, text = head, tail
@@ -324,8 +324,9 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   ordered = ties in ORDERED
   for r in requests:
     if not ordered and r.measure.name in NEEDS_ORDER:
-      raise ValueError(f"measure {r.measure.name!r} needs an order of the documents: use "
-                       f"ties='trec' or 'first', got ties={ties!r}")
+      raise ValueError(f"measure {r.measure.name!r} needs an order of the documents: ties "
+                       f"must be 'trec' or 'first' (--ties trec on the command line), got "
+                       f"{ties!r}")
 
   # Queries: those of the qrels (and, without `complete`, also in the run), in strcmp order.
   qrel_qids, qrel_q = _factorize_sorted(qrels.qid)

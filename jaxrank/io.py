@@ -250,7 +250,7 @@ def read_run(path: PathLike | bytes, *, name: str | None = None) -> Run:
   """
   data, name = _read(path, name)
   fast = _fast(data, "ssif-", (0, 2, 3, 4, 5))
-  if fast is not None:
+  if fast is not None and not np.isnan(fast[3]).any():  # NaN: reread to name its line
     qid, docid, rank, score, _ = fast
     return Run(qid=qid, docid=docid, score=score, rank=rank, tag=_last_tag(data))
   buf, s, e, lines = _fields(data, name, 6, None)
@@ -261,6 +261,11 @@ def read_run(path: PathLike | bytes, *, name: str | None = None) -> Run:
   rank = _numbers(_strings(buf, s[:, 3], e[:, 3]), np.int64, "the rank (4th field)", name, lines)
   score = _numbers(_strings(buf, s[:, 4], e[:, 4]), np.float64, "the score (5th field)", name,
                    lines)
+  nan = np.flatnonzero(np.isnan(score))
+  if nan.size:
+    raise TrecFormatError(f"{name}:{int(lines[nan[0]])}: the score (5th field) must be a number, "
+                          f"got {bytes(buf[s[nan[0], 4]:e[nan[0], 4]]).decode()!r} (NaN has no "
+                          "order)")
   tag = bytes(buf[s[-1, 5]:e[-1, 5]]).decode(errors="replace")
   return Run(qid=qid, docid=docid, score=score, rank=rank, tag=tag)
 
@@ -295,6 +300,14 @@ def _text(values: np.ndarray) -> list[str]:
   return [v.decode() if isinstance(v, bytes) else str(v) for v in values.tolist()]
 
 
+def _writable(values: np.ndarray, what: str) -> None:
+  """Ids that would not read back (whitespace splits a field, a leading '#' makes a comment)."""
+  for v in _text(np.unique(values)):
+    if not v or any(c.isspace() for c in v) or (what.endswith("qid") and v.startswith("#")):
+      raise ValueError(f"{what} {v!r} cannot be written to a TREC file: ids must be non-empty, "
+                       "without whitespace, and a qid must not start with '#'")
+
+
 def write_run(run: Run | Mapping[str, Mapping[str, float]], path: PathLike, *,
               tag: str | None = None) -> None:
   """Writes a run as ``qid Q0 docid rank score tag``, ranks 1.. in trec_eval's order per query.
@@ -308,6 +321,8 @@ def write_run(run: Run | Mapping[str, Mapping[str, float]], path: PathLike, *,
     'q1 Q0 b 1 0.9 demo\\nq1 Q0 a 2 0.5 demo\\n'
   """
   run = as_run(run)
+  _writable(run.qid, "run qid")
+  _writable(run.docid, "run docid")
   tag = run.tag if tag is None else tag
   if any(c.isspace() for c in tag) or not tag:
     raise ValueError(f"tag must be a non-empty string without whitespace, got {tag!r}")
@@ -333,6 +348,8 @@ def write_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]], path: PathLike) 
     'q1 0 a 2\\nq1 0 b 0\\n'
   """
   qrels = as_qrels(qrels)
+  _writable(qrels.qid, "qrels qid")
+  _writable(qrels.docid, "qrels docid")
   order = np.lexsort((qrels.docid, qrels.qid))
   with open(path, "w", encoding="utf-8") as f:
     for q, d, r in zip(_text(qrels.qid[order]), _text(qrels.docid[order]),
@@ -380,6 +397,8 @@ def _flatten(mapping: Mapping, what: str, value_ok) -> tuple[list, list, list]:
 def _score_problem(v: Any) -> str | None:
   if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
     return "must be a number (the score)"
+  if v != v:
+    return "must be a number (the score), not NaN (NaN has no order)"
   return None
 
 
@@ -394,7 +413,8 @@ def _grade_problem(v: Any) -> str | None:
 def as_run(run: Run | Mapping[str, Mapping[str, float]]) -> Run:
   """A :class:`Run` from a Run or a pytrec_eval-style ``{qid: {docid: score}}`` dict.
 
-  Ids become strings; a score that is not a finite number is an error naming the query and doc.
+  Ids must be strings; a score that is not a number (or is NaN) is an error naming the query
+  and the document. Infinite scores are kept (``-inf`` ranks last).
 
   Example:
     >>> from jaxrank import io
@@ -475,6 +495,9 @@ def run_from_frame(frame, *, user_col: str = "user_id", item_col: str = "item_id
     raise ValueError(f"{what}: give exactly one of score_col and rank_col")
   if score_col is not None:
     score = _column(frame, score_col, what).to_numpy(np.float64)
+    if np.isnan(score).any():
+      raise ValueError(f"{what}: column {score_col!r} has a missing or NaN score at row "
+                       f"{int(np.flatnonzero(np.isnan(score))[0])}")
     rank = np.zeros(score.shape, np.int64)
   else:
     rank = _column(frame, rank_col, what).to_numpy(np.float64)

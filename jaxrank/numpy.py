@@ -54,9 +54,18 @@ def _check_reduce(reduce):
 def _reduce(values: np.ndarray, reduce, empty: str):
   if reduce is None:
     return values
+  if values.dtype.kind not in "biuf":
+    raise ValueError("reduce='mean' cannot average a measure whose values are not numbers "
+                     "(relstring): ask for it with reduce=None")
   if values.size == 0:
     return math.nan
   return float(np.nanmean(values) if empty == "skip" else np.mean(values))
+
+
+def _is_padding(item) -> bool:
+  """An int id -1 (not a bool): padding of NumPy rows, skipped."""
+  return isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)) and (
+      item == -1)
 
 
 def _ordered_keys(lists: np.ndarray, keys: np.ndarray, ties: str) -> np.ndarray:
@@ -151,6 +160,9 @@ def evaluate(scores, labels, metrics: Sequence[str] | str = DEFAULT_METRICS, *, 
   """Metrics of scored lists: arrays ``[..., n]`` or ragged lists of lists of numbers.
 
   Same names and options as :func:`jaxrank.evaluate`; ``where`` masks padding of array input.
+  Scores are compared on the host exactly as given (float64), whereas :func:`jaxrank.evaluate`
+  compares them in the array's dtype: two scores closer than float32's resolution tie there
+  (float32 input) but not here. ``ties="trec"`` needs doc ids: use :func:`evaluate_run`.
 
   Returns:
     ``{metric: values}``: NumPy arrays of the leading shape (one value per list), or Python
@@ -163,6 +175,10 @@ def evaluate(scores, labels, metrics: Sequence[str] | str = DEFAULT_METRICS, *, 
     {'map': [0.5833, 0.5], 'mrr': [0.5, 0.5]}
   """
   _check_reduce(reduce)
+  if ties not in ("average", "optimistic", "pessimistic", "first"):
+    hint = " (the doc-id order needs doc ids: use evaluate_run)" if ties == "trec" else ""
+    raise ValueError("ties must be one of ['average', 'optimistic', 'pessimistic', 'first'] for "
+                     f"scores and labels, got {ties!r}{hint}")
   names, specs = _metric_specs(metrics)
   options = _options(ties, threshold=threshold, gain=gain, discount=discount, empty=empty,
                      ap_denominator=ap_denominator, precision_denominator=precision_denominator,
@@ -215,7 +231,8 @@ def evaluate_ranked(recommended, relevant, metrics: Sequence[str] | str = DEFAUL
 
   Args:
     recommended: per user, the recommended item ids, best first (a list of lists, or a dict
-      ``{user: [ids]}``). Ids are any hashable values of one kind (ints or strings).
+      ``{user: [ids]}``). Ids are of one kind: ints >= 0 or strings; an int id ``-1`` is
+      padding (as everywhere in jaxrank) and skipped, so NumPy rows padded with -1 work.
     relevant: per user, the relevant ids (a list or set: grade 1) or ``{id: grade}``.
       Relevant ids that were not recommended count as relevant and never retrieved.
     metrics, reduce, options: as in :func:`evaluate`.
@@ -244,6 +261,7 @@ def evaluate_ranked(recommended, relevant, metrics: Sequence[str] | str = DEFAUL
     if isinstance(rec, (str, bytes, Mapping)) or not isinstance(rec, (Sequence, np.ndarray)):
       raise TypeError(f"recommended for {_label(keys, i)} must be a list of ids, got "
                       f"{type(rec).__name__}")
+    rec = [v for v in rec if not _is_padding(v)]
     rec_ids.extend(rec)
     rec_user.extend([i] * len(rec))
     if isinstance(rel, Mapping):
@@ -254,6 +272,8 @@ def evaluate_ranked(recommended, relevant, metrics: Sequence[str] | str = DEFAUL
     else:
       raise TypeError(f"relevant for {_label(keys, i)} must be a list/set of ids or a dict "
                       f"{{id: grade}}, got {type(rel).__name__}")
+    kept = [j for j, item in enumerate(items) if not _is_padding(item)]
+    items, grades = [items[j] for j in kept], [grades[j] for j in kept]
     for item, g in zip(items, grades):
       if isinstance(g, bool) or not isinstance(g, (int, float, np.integer, np.floating)) or (
           not g >= 0):
@@ -270,6 +290,12 @@ def evaluate_ranked(recommended, relevant, metrics: Sequence[str] | str = DEFAUL
     if bad is not None:
       raise TypeError(f"item ids must all be ints or all be strings, got {bad!r} "
                       f"({type(bad).__name__})")
+    negative = next((j for j, v in enumerate(ids) if v < 0), None)
+    if negative is not None:
+      user = (rec_user + rel_user)[negative]
+      what = "recommended" if negative < len(rec_ids) else "relevant"
+      raise ValueError(f"{what} for {_label(keys, user)}: item ids must be >= 0 (-1 is "
+                       f"padding), got {ids[negative]}")
   codes, inverse = np.unique(np.array(ids, dtype=str if strings else np.int64).reshape(-1),
                              return_inverse=True)
   inverse = inverse.reshape(-1)
@@ -328,7 +354,8 @@ def evaluate_run(run, qrels, metrics: Sequence[str] | str = ("map", "ndcg", "P_1
       :class:`jaxrank.io.Qrels`.
     metrics: jaxrank names (``"ndcg@10"``, ``"mrr"``) and/or trec_eval measures, printed or
       ``-m`` style (``"P_10"``, ``"ndcg_cut.10"``, ``"bpref"``, ``"iprec_at_recall_0.50"``); a
-      name that is both (``"map"``, ``"ndcg"``, ``"recall"``) is read as trec_eval's.
+      name that is both (``"map"``, ``"ndcg"``) is read as trec_eval's, and a trec_eval family
+      with several default cutoffs needs one (``"recall_10"`` or jaxrank's ``"recall@10"``).
     ties: ``"trec"`` (default; score descending, then doc id descending, as trec_eval and
       pytrec_eval), ``"first"`` (then input order), or ``"average"``/``"optimistic"``/
       ``"pessimistic"`` (exact expectation or bounds over tied orders; jaxrank metrics only).

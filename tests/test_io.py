@@ -25,12 +25,12 @@ def reference_read_run(text):
 
 def test_run_comments_blank_lines_hash_in_ids_crlf_and_extra_columns():
   text = ("# a comment line\r\n301\tQ0\tFR#94-1\t1\t2.5\tSTANDARD extra junk\r\n\r\n"
-          "   \n301 Q0 doc2 2 -1e3 other\n#302 Q0 d 1 1 x\n302 Q0 d#x 1 nan last")
+          "   \n301 Q0 doc2 2 -1e3 other\n#302 Q0 d 1 1 x\n302 Q0 d#x 1 inf last")
   run = io.read_run(text.encode())
   assert run.qid.tolist() == [b"301", b"301", b"302"]
   assert run.docid.tolist() == [b"FR#94-1", b"doc2", b"d#x"]
   assert run.rank.tolist() == [1, 2, 1]
-  assert run.score[:2].tolist() == [2.5, -1000.0] and np.isnan(run.score[2])
+  assert run.score.tolist() == [2.5, -1000.0, float("inf")]
   assert run.tag == "last"
 
 
@@ -47,6 +47,10 @@ def test_qrels_and_dict_forms():
     (b"# c\n\nq Q0 a 1 x t\n", "f:3: the score (5th field) must be a number, got 'x'"),
     (b"q Q0 a 1 0.5 t\nq Q0 b 2.5 0.4 t\n", "f:2: the rank (4th field) must be an integer, "
      "got '2.5'"),
+    (b"q Q0 a 1 0.5 t\nq Q0 b 2 nan t\n", "f:2: the score (5th field) must be a number, got "
+     "'nan' (NaN has no order)"),  # the fast reader's input
+    (b"# c\nq Q0 a 1 0.5 t\n\nq Q0 b 2 NaN t\n", "f:4: the score (5th field) must be a number, "
+     "got 'NaN' (NaN has no order)"),  # the tokenizer's input
 ])
 def test_malformed_run_lines(text, message):
   with pytest.raises(io.TrecFormatError) as e:
@@ -141,3 +145,23 @@ def test_import_jaxrank_does_not_import_pandas():
           "print('pandas' in sys.modules)")
   out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
   assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("write, data, message", [
+    (io.write_run, {"q 1": {"d": 1.0}}, "run qid 'q 1' cannot be written"),
+    (io.write_run, {"q": {"": 1.0}}, "run docid '' cannot be written"),
+    (io.write_qrels, {"#q": {"d": 1}}, "qrels qid '#q' cannot be written"),
+    (io.write_qrels, {"q": {"d\t2": 1}}, r"qrels docid 'd\\t2' cannot be written"),
+])
+def test_ids_that_would_not_read_back_are_not_written(tmp_path, write, data, message):
+  with pytest.raises(ValueError, match=message):
+    write(data, tmp_path / "out")
+  assert not (tmp_path / "out").exists()
+
+
+def test_infinite_scores_are_kept_and_nan_frames_rejected():
+  assert io.read_run(b"q Q0 a 1 -inf t\n").score.tolist() == [-float("inf")]
+  pd = pytest.importorskip("pandas")
+  frame = pd.DataFrame({"user_id": ["u", "u"], "item_id": ["a", "b"], "score": [0.5, None]})
+  with pytest.raises(ValueError, match="column 'score' has a missing or NaN score at row 1"):
+    io.run_from_frame(frame)

@@ -150,10 +150,40 @@ def test_ranked_ids_match_the_core_constructor():
      r"qrels\['q'\]\['a'\] must be an integer grade"),
     (lambda: jrn.evaluate_run({"q": {"a": 1.0}}, {"q": {"a": 1}}, ["yaap"]), ValueError,
      "does not compute"),
+    (lambda: jrn.evaluate([[0.5, 0.5]], [[0, 1]], ["mrr"], ties="trec"), ValueError,
+     "ties must be one of .* got 'trec' .*use evaluate_run"),
+    (lambda: jrn.evaluate_ranked([[1, -3]], [[1]]), ValueError,
+     r"recommended for user 0: item ids must be >= 0 \(-1 is padding\), got -3"),
+    (lambda: jrn.evaluate_ranked({"a": [1]}, {"a": {-2: 1}}), ValueError,
+     "relevant for user 'a': item ids must be >= 0"),
+    (lambda: jrn.evaluate_run({"q": {"a": float("nan")}}, {"q": {"a": 1}}), ValueError,
+     r"run\['q'\]\['a'\] must be a number \(the score\), not NaN"),
+    (lambda: jrn.evaluate_run({"q": {"a": 1.0}}, {"q": {"a": 1}}, ["relstring"], reduce="mean"),
+     ValueError, r"cannot average .*\(relstring\)"),
 ])
 def test_input_errors_name_the_list_user_or_query(call, error, message):
   with pytest.raises(error, match=message):
     call()
+
+
+def test_minus_one_pads_numpy_rows_of_ids():
+  rec = np.array([[5, 3, -1], [7, 8, -1], [-1, -1, -1]])
+  rel = np.array([[3, -1], [8, -1], [2, -1]])
+  metrics = ["precision@3", "map", "ndcg@3", "recall@3"]
+  expect = jaxrank.evaluate(jaxrank.from_ranked_ids(rec, rel), None, metrics)
+  got = jrn.evaluate_ranked(list(rec), list(rel), metrics)
+  for m in metrics:
+    np.testing.assert_allclose(got[m], np.asarray(expect[m]), atol=1e-7, err_msg=m)
+
+
+def test_printed_names_with_a_decimal_point():
+  run, qrels = random_trec(3)
+  printed = jrn.evaluate_run(run, qrels, ["iprec_at_recall_0.50", "Rprec_mult_0.20", "set_F_0.5"])
+  dotted = jrn.evaluate_run(run, qrels, ["iprec_at_recall..5", "Rprec_mult.0.2", "set_F.0.5"])
+  assert printed["iprec_at_recall_0.50"] == dotted["iprec_at_recall..5"]
+  assert printed["Rprec_mult_0.20"] == dotted["Rprec_mult.0.2"]
+  assert printed["set_F_0.5"] == dotted["set_F.0.5"]
+  assert printed["set_F_0.5"] != jrn.evaluate_run(run, qrels, ["set_F"])["set_F"]  # beta 1
 
 
 def test_a_stream_of_batch_sizes_compiles_a_handful_of_times():
