@@ -25,6 +25,7 @@ pass a mask, not NaN, to filter. :func:`filter_mask` builds the mask from known 
 from __future__ import annotations
 
 import functools
+import numbers
 from collections.abc import Sequence
 
 import jax
@@ -223,19 +224,45 @@ def num_candidates(positive_scores: ArrayLike | Ranks, candidate_scores: ArrayLi
 
 
 def _num_options(c: ArrayLike) -> jax.Array:
+  """``C`` as float32; ``C < 1`` (no positive) raises when concrete and is NaN under tracing."""
   c = _checks.as_array("num_candidates", c, kinds="i")
-  return c.astype(jnp.float32)
+  if _checks.is_concrete(c):
+    values = np.asarray(c)
+    bad = np.argwhere(values < 1)
+    if bad.size:
+      i = tuple(int(j) for j in bad[0])
+      raise ValueError(f"num_candidates must be >= 1 (the positive plus its candidates), got "
+                       f"{values[i]} at index {i}")
+    return c.astype(jnp.float32)
+  return jnp.where(c >= 1, c.astype(jnp.float32), jnp.nan)
+
+
+def _expected_mean_rank(cf):
+  return (cf + 1) / 2
+
+
+def _expected_hits_at_k(cf, k):
+  return jnp.minimum(k / cf, 1.0)
+
+
+def _expected_reciprocal_rank(cf):
+  # H(C) = digamma(C + 1) + Euler-Mascheroni, exact to float32 rounding for every C >= 1.
+  return (jax.scipy.special.digamma(cf + 1) + np.euler_gamma) / cf
 
 
 def expected_mean_rank(num_candidates: ArrayLike) -> jax.Array:
   r"""Expected rank under a random scorer: :math:`(C + 1) / 2` per query.
+
+  ``C`` counts the positive, so it must be >= 1: a smaller count raises a ValueError (NaN under
+  ``jit``/``vmap`` tracing, where the value cannot be checked). The same holds for
+  :func:`expected_hits_at_k` and :func:`expected_reciprocal_rank`.
 
   Example:
     >>> from jaxrank import linkpred
     >>> linkpred.expected_mean_rank([100]).tolist()
     [50.5]
   """
-  return (_num_options(num_candidates) + 1) / 2
+  return _expected_mean_rank(_num_options(num_candidates))
 
 
 def expected_hits_at_k(num_candidates: ArrayLike, k: int = 10) -> jax.Array:
@@ -247,7 +274,9 @@ def expected_hits_at_k(num_candidates: ArrayLike, k: int = 10) -> jax.Array:
     [0.10000000149011612, 1.0]
   """
   k = _checks.check_k(k)
-  return jnp.minimum(k / _num_options(num_candidates), 1.0)
+  if k is None:
+    raise ValueError("expected_hits_at_k needs a positive int k, got None")
+  return _expected_hits_at_k(_num_options(num_candidates), k)
 
 
 def expected_reciprocal_rank(num_candidates: ArrayLike) -> jax.Array:
@@ -258,18 +287,15 @@ def expected_reciprocal_rank(num_candidates: ArrayLike) -> jax.Array:
     >>> round(float(linkpred.expected_reciprocal_rank([100])[0]), 6)
     0.051874
   """
-  c = _checks.as_array("num_candidates", num_candidates, kinds="i")
-  # H(C) = digamma(C + 1) + Euler-Mascheroni, exact to float32 rounding for every C >= 1.
-  cf = c.astype(jnp.float32)
-  return (jax.scipy.special.digamma(cf + 1) + np.euler_gamma) / cf
+  return _expected_reciprocal_rank(_num_options(num_candidates))
 
 
 def _mean_and_expectation(name, positive_scores, candidate_scores, candidate_mask, k, ties):
   r = ranks(positive_scores, candidate_scores, candidate_mask=candidate_mask)
   value = jnp.mean(_one(name, r, None, k, None, ties))
-  c = r.num_items
-  expected = {"mean_rank": expected_mean_rank, "reciprocal_rank": expected_reciprocal_rank,
-              "hits_at_k": lambda n: expected_hits_at_k(n, k)}[name](c)
+  c = r.num_items.astype(jnp.float32)  # C >= 1 by construction: no check (and no host sync)
+  expected = {"mean_rank": _expected_mean_rank, "reciprocal_rank": _expected_reciprocal_rank,
+              "hits_at_k": lambda n: _expected_hits_at_k(n, k)}[name](c)
   return value, jnp.mean(expected)
 
 
@@ -404,24 +430,59 @@ def filter_mask(num_entities: int, true_ids: ArrayLike, known_ids: ArrayLike) ->
   """Candidate mask of the filtered setting: drop every known true id except the query's own.
 
   Args:
-    num_entities: catalog size ``E``.
-    true_ids: ``[...]`` the id scored as the positive (it is dropped from the candidates too,
-      since its score is the positive score).
-    known_ids: ``[..., r]`` other ids known to be true for the query (train/valid/test), ``-1``
-      pads.
+    num_entities: catalog size ``E``, a positive int.
+    true_ids: ``[...]`` the id scored as the positive, in ``[0, E)`` (it is dropped from the
+      candidates too, since its score is the positive score).
+    known_ids: ``[..., r]`` other ids known to be true for the query (train/valid/test), in
+      ``[0, E)``; ``-1`` pads. Repeats are allowed.
 
   Returns:
     ``[..., E]`` bool, True for candidates that stay.
+
+  Raises:
+    ValueError: for an id out of range (checked when the ids are concrete, i.e. outside
+      ``jit``/``vmap`` tracing; under tracing an out-of-range id filters nothing).
 
   Example:
     >>> from jaxrank import linkpred
     >>> linkpred.filter_mask(4, [1], [[1, 3, -1]]).tolist()
     [[True, False, True, False]]
   """
-  true_ids = _checks.as_array("true_ids", true_ids, kinds="i")
-  known = _checks.as_array("known_ids", known_ids, kinds="i")
-  _checks.check_leading("known_ids", known, "true_ids", true_ids.shape)
-  return _filter_mask(true_ids, known, num_entities=int(num_entities))
+  return _checked_filter_mask(num_entities, true_ids, known_ids, "num_entities", "true_ids",
+                              "known_ids")
+
+
+def _positive_int(name, value) -> int:
+  if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    raise TypeError(f"{name} must be a positive int, got {value!r} of type "
+                    f"{type(value).__name__}")
+  if value <= 0:
+    raise ValueError(f"{name} must be a positive int, got {value}")
+  return int(value)
+
+
+def _check_entity_ids(name, ids, num_entities, upper_name, *, padding):
+  """Concrete ids must lie in [0, num_entities), or be -1 where ``padding`` allows it."""
+  if not _checks.is_concrete(ids):
+    return
+  values = np.asarray(ids)
+  bad = np.argwhere((values < (-1 if padding else 0)) | (values >= num_entities))
+  if bad.size:
+    i = tuple(int(j) for j in bad[0])
+    allowed = (f"-1 (padding) or in [0, {num_entities})" if padding
+               else f"an entity id in [0, {num_entities})")
+    raise ValueError(f"{name} must be {allowed} ({upper_name}), got {values[i]} at index {i}")
+
+
+def _checked_filter_mask(num_entities, true_ids, known_ids, entities_name, true_name,
+                         known_name):
+  num_entities = _positive_int(entities_name, num_entities)
+  true_ids = _checks.as_array(true_name, true_ids, kinds="i")
+  known = _checks.as_array(known_name, known_ids, kinds="i")
+  _checks.check_leading(known_name, known, true_name, true_ids.shape)
+  _check_entity_ids(true_name, true_ids, num_entities, entities_name, padding=False)
+  _check_entity_ids(known_name, known, num_entities, entities_name, padding=True)
+  return _filter_mask(true_ids, known, num_entities=num_entities)
 
 
 @functools.partial(jax.jit, static_argnames=("num_entities",))
@@ -443,12 +504,17 @@ def evaluate_triples(head_scores: ArrayLike, tail_scores: ArrayLike, triples: Ar
   Args:
     head_scores: ``[n, E]`` score of ``(e, r, t)`` for every entity ``e`` (head prediction).
     tail_scores: ``[n, E]`` score of ``(h, r, e)`` (tail prediction).
-    triples: ``[n, 3]`` int ``(h, r, t)``; the true entity's own score is the positive.
-    known_heads, known_tails: optional ``[n, m]`` ids of other true heads of ``(?, r, t)`` /
-      tails of ``(h, r, ?)`` (``-1`` pads) to filter (the filtered setting).
+    triples: ``[n, 3]`` int ``(h, r, t)``; the true entity's own score is the positive. Heads
+      and tails must be entity ids in ``[0, E)``: triples have no padding value (``-1`` raises).
+    known_heads, known_tails: optional ``[n, m]`` ids in ``[0, E)`` of other true heads of
+      ``(?, r, t)`` / tails of ``(h, r, ?)`` (``-1`` pads) to filter (the filtered setting).
 
   Returns:
     ``{"head": {...}, "tail": {...}, "both": {...}}`` of metric means.
+
+  Raises:
+    ValueError: for a head, tail or known id out of range (checked when the ids are concrete,
+      i.e. outside ``jit``/``vmap`` tracing).
 
   Example:
     >>> import numpy as np
@@ -470,10 +536,12 @@ def evaluate_triples(head_scores: ArrayLike, tail_scores: ArrayLike, triples: Ar
       raise ValueError(f"{side}_scores must have shape ({triples.shape[0]}, num_entities), got "
                        f"{tuple(scores.shape)}")
     true_ids = triples[:, col]
-    _checks.check_ids(f"triples[:, {col}]", true_ids[:, None], scores.shape[1],
-                      f"{side}_scores.shape[1]")
-    known = jnp.full((triples.shape[0], 1), -1, true_ids.dtype) if known is None else known
-    mask = filter_mask(scores.shape[1], true_ids, known)
+    entities = f"{side}_scores.shape[1]"
+    known_name = f"known_{side}s"
+    if known is None:
+      known_name, known = "known", jnp.full((triples.shape[0], 1), -1, true_ids.dtype)
+    mask = _checked_filter_mask(scores.shape[1], true_ids, known, entities,
+                                f"triples[:, {col}] ({side})", known_name)
     pos = jnp.take_along_axis(scores, true_ids[:, None], axis=-1)[:, 0]
     per_side[side] = evaluate(pos, scores, metrics, candidate_mask=mask, ties=ties, reduce=None)
     out[side] = _evaluate.mean(per_side[side])
@@ -513,6 +581,8 @@ def ogb_hits_at_k(positive_scores: ArrayLike, negative_scores: ArrayLike, k: int
     raise ValueError(f"positive_scores and negative_scores must be 1-D (OGB's shared negatives), "
                      f"got shapes {tuple(pos.shape)} and {tuple(neg.shape)}")
   k = _checks.check_k(k)
+  if k is None:
+    raise ValueError("ogb_hits_at_k needs a positive int k, got None")
   if neg.shape[0] < k:
     return jnp.float32(1.0)
   return _ogb_hits(pos, neg, k=k)

@@ -337,6 +337,61 @@ def test_errors():
     linkpred.reciprocal_rank([0.5], [[0.1]], candidate_mask=[[1]])
 
 
+def test_evaluate_triples_rejects_ids_out_of_range():
+  # -1 is no padding for triples: it used to index the last entity (head mrr 0.4 from entity 2).
+  s = np.array([[0.1, 0.9, 0.5]])
+  with pytest.raises(ValueError, match=r"triples\[:, 0\] \(head\) must be an entity id in "
+                                       r"\[0, 3\) \(head_scores.shape\[1\]\), got -1"):
+    linkpred.evaluate_triples(s, s, [[-1, 0, 1]], metrics=["mrr", "mr"])
+  with pytest.raises(ValueError, match=r"triples\[:, 2\] \(tail\) .*got 3 at index \(1,\)"):
+    linkpred.evaluate_triples(np.vstack([s, s]), np.vstack([s, s]), [[0, 0, 1], [1, 0, 3]])
+  with pytest.raises(ValueError, match=r"known_tails must be -1 \(padding\) or in \[0, 3\) "
+                                       r"\(tail_scores.shape\[1\]\), got 7"):
+    linkpred.evaluate_triples(s, s, [[0, 0, 1]], known_tails=[[7]])
+  with pytest.raises(ValueError, match=r"known_heads must be -1 \(padding\).*got -5"):
+    linkpred.evaluate_triples(s, s, [[0, 0, 1]], known_heads=[[1, -5]])
+
+
+def test_filter_mask_rejects_bad_ids_and_entity_counts():
+  with pytest.raises(ValueError, match=r"known_ids must be -1 \(padding\) or in \[0, 3\) "
+                                       r"\(num_entities\), got 7 at index \(0, 1\)"):
+    linkpred.filter_mask(3, [0], [[1, 7]])
+  with pytest.raises(ValueError, match=r"known_ids .*got -5"):
+    linkpred.filter_mask(3, [0], [[-5]])
+  with pytest.raises(ValueError, match=r"true_ids must be an entity id in \[0, 3\).*got 3"):
+    linkpred.filter_mask(3, [3], [[-1]])
+  with pytest.raises(ValueError, match="num_entities must be a positive int, got 0"):
+    linkpred.filter_mask(0, [0], [[-1]])
+  with pytest.raises(ValueError, match="num_entities must be a positive int, got -2"):
+    linkpred.filter_mask(-2, [0], [[-1]])
+  with pytest.raises(TypeError, match="num_entities must be a positive int, got 2.5"):
+    linkpred.filter_mask(2.5, [0], [[-1]])
+  # Repeated known ids and -1 padding stay valid.
+  assert linkpred.filter_mask(3, [0], [[2, 2, -1]]).tolist() == [[False, True, False]]
+
+
+def test_ogb_hits_at_k_needs_a_positive_int_k():
+  with pytest.raises(ValueError, match="ogb_hits_at_k needs a positive int k, got None"):
+    linkpred.ogb_hits_at_k([0.5], [0.1], None)
+  with pytest.raises(ValueError, match="k must be a positive int"):
+    linkpred.ogb_hits_at_k([0.5], [0.1], 0)
+  with pytest.raises(ValueError, match="expected_hits_at_k needs a positive int k, got None"):
+    linkpred.expected_hits_at_k([5], None)
+
+
+def test_expectations_reject_fewer_than_one_option():
+  # C counts the positive: C = 0 gave an infinite expected reciprocal rank.
+  for fn in (linkpred.expected_reciprocal_rank, linkpred.expected_mean_rank,
+             lambda c: linkpred.expected_hits_at_k(c, 1)):
+    with pytest.raises(ValueError, match=r"num_candidates must be >= 1 .*got 0 at index \(1,\)"):
+      fn([3, 0])
+    with pytest.raises(ValueError, match=r"num_candidates must be >= 1 .*got -2"):
+      fn([-2])
+  # Under tracing the value cannot be checked: NaN, never inf.
+  got = jax.jit(linkpred.expected_reciprocal_rank)(np.array([0, 1]))
+  assert np.isnan(got[0]) and float(got[1]) == pytest.approx(1.0, rel=1e-6)
+
+
 # ----------------------------------------------------------------------------- properties
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
