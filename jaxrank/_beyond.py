@@ -55,7 +55,11 @@ def _popularity(item_popularity: ArrayLike) -> jax.Array:
   p = _checks.as_array("item_popularity", item_popularity, kinds="fi")
   if p.ndim != 1:
     raise ValueError(f"item_popularity must have shape (num_items,), got {tuple(p.shape)}")
-  _checks.check_labels("item_popularity", p)
+  if _checks.is_concrete(p) and any(bool(v) for v in _checks.label_summary(p)):
+    values = np.asarray(p).astype(np.float64)
+    i = int(np.argwhere(np.isnan(values) | (values < 0))[0][0])
+    raise ValueError(f"item_popularity must be counts >= 0 (training users or interactions "
+                     f"per item), got {values[i]:g} at item {i}")
   return p
 
 
@@ -258,10 +262,11 @@ def novelty(ranked_ids: ArrayLike, item_popularity: ArrayLike, num_users: int | 
      \in [0, \log_2 N]
 
   :math:`\phi(i)` = training users who interacted with ``i`` (:func:`item_popularity`), ``N`` the
-  number of training users. An item unseen in training has no finite novelty: ``unseen="skip"``
-  (default; Evidently's docs and code) leaves it out of :math:`L'` (a list of only unseen items is
-  NaN); ``"max"`` counts it as seen by one user, :math:`\log_2 N`. Evidently's docs say "divide by
-  K": equal to this for full lists of seen items.
+  number of training users, so :math:`0 \le \phi(i) \le N` (a popularity above ``num_users``
+  raises when the values are concrete). An item unseen in training has no finite novelty:
+  ``unseen="skip"`` (default; Evidently's docs and code) leaves it out of :math:`L'` (a list of
+  only unseen items is NaN); ``"max"`` counts it as seen by one user, :math:`\log_2 N`.
+  Evidently's docs say "divide by K": equal to this for full lists of seen items.
 
   Example:
     >>> import jaxrank
@@ -277,6 +282,12 @@ def novelty(ranked_ids: ArrayLike, item_popularity: ArrayLike, num_users: int | 
                      f"{tuple(n.shape)}")
   if _checks.is_concrete(n) and not float(n) > 0:
     raise ValueError(f"num_users must be > 0 (the number of training users), got {float(n):g}")
+  if _checks.is_concrete(n) and _checks.is_concrete(pop) and pop.size:
+    i = int(jnp.argmax(pop))
+    if float(pop[i]) > float(n):
+      raise ValueError(f"item_popularity must be <= num_users ({float(n):g}): an item cannot be "
+                       f"seen by more training users than there are, got {float(pop[i]):g} at "
+                       f"item {i}")
   return _novelty(ids, pop, n.astype(jnp.float32), unseen=unseen)
 
 
@@ -402,7 +413,9 @@ def personalization(ranked_ids: ArrayLike, *, num_items: int, k: int | None = No
   where :math:`c_i` is the number of lists recommending item ``i``: each pair of lists sharing
   ``i`` is one of its :math:`\binom{c_i}{2}` pairs. So it costs O(lists x k + catalog), not
   O(lists^2 k), and runs on millions of users. ``k`` defaults to the length of the longest list
-  (padding never changes the value), ``n`` is the number of non-empty lists (NaN when n < 2).
+  (padding never changes the value); an explicit ``k`` must be at least that length (a shorter
+  one raises a ValueError when ``ranked_ids`` is concrete, since the value would leave
+  ``[0, 1]``). ``n`` is the number of non-empty lists (NaN when n < 2).
 
   ``normalize="evidently"`` reproduces Evidently's ``PersonalizationMetric`` code, which assumes
   full lists: it uses :math:`\sum_i c_i^2 - n k` for :math:`\sum_i c_i(c_i-1)` (equal when every
@@ -417,6 +430,11 @@ def personalization(ranked_ids: ArrayLike, *, num_items: int, k: int | None = No
   ids = _ids("ranked_ids", ranked_ids, num_items)
   _checks.check_choice("normalize", normalize, PERSONALIZATION_NORMALIZE)
   k = _checks.check_k(k)
+  if k is not None and _checks.is_concrete(ids) and ids.size:
+    longest = int(jnp.max(jnp.sum(ids >= 0, axis=-1)))
+    if k < longest:
+      raise ValueError(f"k must be >= the length of the longest list in ranked_ids ({longest} "
+                       f"ids), got {k}")
   return _personalization(ids, None if k is None else jnp.float32(k), num_items=num_items,
                           normalize=normalize)
 

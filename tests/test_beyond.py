@@ -307,7 +307,7 @@ def test_errors():
     jaxrank.intra_list_diversity([[0, 1]], emb, normalize="k")
   with pytest.raises(TypeError, match="num_items must be a positive int"):
     jaxrank.personalization([[0, 1]], num_items=2.0)
-  with pytest.raises(ValueError, match="item_popularity must be >= 0"):
+  with pytest.raises(ValueError, match=r"item_popularity must be counts >= 0 .*got -1 at item 0"):
     jaxrank.novelty([[0]], [-1, 2], 3)
   with pytest.raises(ValueError, match="num_users must be > 0"):
     jaxrank.novelty([[0]], [1, 2], 0)
@@ -319,6 +319,45 @@ def test_errors():
     jaxrank.serendipity([[0], [1]], [[0]], [[1], [2]], emb)
   with pytest.raises(ValueError, match="as many ids"):
     jaxrank.item_popularity([0, 1], [0], num_items=2)
+
+
+def test_popularity_error_says_what_popularity_is():
+  # Not the relevance-label message ("0 = not relevant"): popularity is a count per item.
+  for pop in ([1, 2, 0, -1], [1.0, 2.0, 0.0, -1.0]):
+    with pytest.raises(ValueError, match=r"item_popularity must be counts >= 0 .*got -1 at item 3"):
+      jaxrank.average_recommendation_popularity([[0, 1]], pop)
+  with pytest.raises(ValueError, match="item_popularity must be counts >= 0 .*got nan at item 1"):
+    jaxrank.novelty([[0]], [1.0, np.nan], 3)
+  try:
+    jaxrank.novelty([[0]], [1, -1], 3)
+  except ValueError as e:
+    assert "not relevant" not in str(e)
+
+
+def test_personalization_rejects_k_below_the_longest_list():
+  # An explicit k shorter than a list made the value leave [0, 1] (-2.0 here).
+  with pytest.raises(ValueError, match=r"k must be >= the length of the longest list in "
+                                       r"ranked_ids \(3 ids\), got 1"):
+    jaxrank.personalization([[0, 1, 2], [0, 1, 2]], num_items=3, k=1)
+  with pytest.raises(ValueError, match=r"\(2 ids\), got 1"):
+    jaxrank.personalization([[0, -1, 2], [-1, -1, 1]], num_items=3, k=1)
+  # k equal to or above the longest list is valid and unchanged.
+  lists = [[0, 1, 2], [0, 1, -1]]
+  assert float(jaxrank.personalization(lists, num_items=3, k=3)) == pytest.approx(
+      float(jaxrank.personalization(lists, num_items=3)))
+  assert 0 <= float(jaxrank.personalization(lists, num_items=3, k=5)) <= 1
+  # Under jit the value cannot be checked: no error is raised.
+  jax.jit(lambda x: jaxrank.personalization(x, num_items=3, k=1))(np.array(lists))
+
+
+def test_novelty_rejects_popularity_above_num_users():
+  # phi(i) > N gave a negative novelty (-1.32), outside the documented [0, log2 N].
+  with pytest.raises(ValueError, match=r"item_popularity must be <= num_users \(2\).*got 5 at "
+                                       r"item 0"):
+    jaxrank.novelty([[0]], [5], 2)
+  with pytest.raises(ValueError, match=r"<= num_users \(3\).*got 4 at item 2"):
+    jaxrank.novelty([[0]], [1, 3, 4], 3)
+  assert float(jaxrank.novelty([[0]], [2, 1], 2)[0]) == 0.0  # phi = N: valid, novelty 0
 
 
 # --------------------------------------------------------------- against Evidently itself
