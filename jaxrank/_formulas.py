@@ -8,6 +8,9 @@ the group's ``y``-th position. Sums over a group's positions use prefix tables k
 (high, low) pairs, so differences keep float64-like accuracy deep in long lists. These are the
 McSherry & Najork (ECIR 2008) tie-aware values; other policies collapse every group to exact
 positions first, after which the same formulas reduce to the textbook ones.
+
+Values are float32, or float64 when JAX's x64 mode is on (the trec_eval-compatible path turns
+it on, so its 4-decimal output rounds the way trec_eval's double arithmetic does).
 """
 
 from __future__ import annotations
@@ -22,6 +25,11 @@ import numpy as np
 from jax import lax
 
 from jaxrank._ranks import Ranks
+
+
+def _float():
+  """The metrics' float dtype: float64 under JAX's x64 mode, else float32 (read at trace time)."""
+  return jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
 
 EMPTY = ("zero", "skip", "nan")
 GAINS = ("linear", "exp2")
@@ -66,7 +74,7 @@ class Options:
       return grades
     if self.gain == "exp2":
       return jnp.exp2(grades) - 1.0
-    return jnp.asarray(self.gain(grades), jnp.float32)
+    return jnp.asarray(self.gain(grades), _float())
 
 
 # ----------------------------------------------------------------------------------------------
@@ -86,7 +94,7 @@ def _prefix_table(fn: Callable, size: int) -> tuple[np.ndarray, np.ndarray]:
 def _window_sum(fn, size, a, b):
   """sum_{p = a + 1}^{b} fn(p), with 0 <= a <= b <= size."""
   high, low = _prefix_table(fn, size)
-  high, low = jnp.asarray(high), jnp.asarray(low)
+  high, low = jnp.asarray(high, _float()), jnp.asarray(low, _float())
   return (high[b] - high[a]) + (low[b] - low[a])
 
 
@@ -135,7 +143,7 @@ def _searchsorted(sorted_, queries, side):
   """Row-wise ``searchsorted`` over any leading dimensions."""
   flat = jax.vmap(functools.partial(jnp.searchsorted, side=side))(
       sorted_.reshape(-1, sorted_.shape[-1]), queries.reshape(-1, queries.shape[-1]))
-  return flat.reshape(queries.shape).astype(jnp.float32)
+  return flat.reshape(queries.shape).astype(_float())
 
 
 def _group_counts(lo, rel):
@@ -159,18 +167,18 @@ def _first_hit(lo, hi, rel, cap, size, f):
   """
   first = jnp.min(jnp.where(rel, lo, size + 1), axis=-1)
   in_first = rel & (lo == first[..., None])
-  r = jnp.sum(in_first, axis=-1).astype(jnp.float32)
-  g = jnp.max(jnp.where(in_first, hi - lo + 1, 1), axis=-1).astype(jnp.float32)
-  steps = jnp.where(r > 0, jnp.minimum(g - r + 1, (cap - first + 1).astype(jnp.float32)), 0.0)
+  r = jnp.sum(in_first, axis=-1).astype(_float())
+  g = jnp.max(jnp.where(in_first, hi - lo + 1, 1), axis=-1).astype(_float())
+  steps = jnp.where(r > 0, jnp.minimum(g - r + 1, (cap - first + 1).astype(_float())), 0.0)
   steps = jnp.maximum(steps, 0.0)
 
   def body(state):
     y, p, acc = state
-    acc = acc + jnp.where(y <= steps, p * f((first - 1).astype(jnp.float32) + y), 0.0)
+    acc = acc + jnp.where(y <= steps, p * f((first - 1).astype(_float()) + y), 0.0)
     p = p * (g - y - r + 1) / jnp.maximum(g - y, 1.0)
     return y + 1, p, acc
 
-  init = (jnp.float32(1.0), jnp.where(r > 0, r / g, 0.0), jnp.zeros(first.shape, jnp.float32))
+  init = (_float()(1.0), jnp.where(r > 0, r / g, 0.0), jnp.zeros(first.shape, _float()))
   _, _, acc = lax.while_loop(lambda s: s[0] <= jnp.max(steps, initial=0.0), body, init)
   return acc
 
@@ -188,10 +196,11 @@ def precision(r, k, o):
 
 def _precision_denominator(r, k, o):
   if k is None:
-    return r.num_items.astype(jnp.float32)
+    return r.num_items.astype(_float())
   if o.precision_denominator == "k":
-    return jnp.full(r.shape, k, jnp.float32)
-  return jnp.minimum(k, r.num_items).astype(jnp.float32)
+    # Behind a barrier: XLA rewrites x / 10 as x * 0.1, one ulp off (3 / 10 -> 0.30000000000000004).
+    return lax.optimization_barrier(jnp.full(r.shape, k, _float()))
+  return jnp.minimum(k, r.num_items).astype(_float())
 
 
 def recall(r, k, o):
@@ -242,7 +251,7 @@ def average_precision(r, k, o):
   cap = _cap(r, k)
   before, same = _group_counts(lo, rel)
   a, b, m = _window(lo, hi, cap)
-  g = (hi - lo + 1).astype(jnp.float32)
+  g = (hi - lo + 1).astype(_float())
   # sum over the group's positions p in (a, b] of (1 + before + (same-1)(p-lo)/(g-1)) / p
   dh = _window_sum(_reciprocal, r.size, a, b)
   tied = ((1 + before) * dh + (same - 1) / jnp.maximum(g - 1, 1) * (m - lo * dh)) / g
@@ -250,9 +259,9 @@ def average_precision(r, k, o):
   total = jnp.sum(jnp.where(rel, jnp.where(g == 1, exact, tied), 0.0), axis=-1)
   nrel = jnp.sum(rel, axis=-1)
   if o.ap_denominator == "all":
-    denom = nrel.astype(jnp.float32)
+    denom = nrel.astype(_float())
   elif o.ap_denominator == "min_k":
-    denom = nrel.astype(jnp.float32) if k is None else jnp.minimum(nrel, k).astype(jnp.float32)
+    denom = nrel.astype(_float()) if k is None else jnp.minimum(nrel, k).astype(_float())
   else:
     denom = _expected_hits(lo, hi, rel, cap)
   return jnp.where(denom > 0, total / jnp.where(denom > 0, denom, 1), 0.0), nrel == 0
@@ -263,10 +272,10 @@ def average_recall(r, k, o):
   rel = _relevant(r, o)
   before, same = _group_counts(lo, rel)
   _, _, m = _window(lo, hi, _cap(r, k))
-  g = (hi - lo + 1).astype(jnp.float32)
+  g = (hi - lo + 1).astype(_float())
   # sum over positions in the window of (1 + relevant ahead), each divided by R, averaged over R
   mass = ((1 + before) * m + (same - 1) / jnp.maximum(g - 1, 1) * m * (m - 1) / 2) / g
-  nrel = jnp.sum(rel, axis=-1).astype(jnp.float32)
+  nrel = jnp.sum(rel, axis=-1).astype(_float())
   total = jnp.sum(jnp.where(rel, mass, 0.0), axis=-1)
   return total / jnp.maximum(nrel, 1) ** 2, nrel == 0
 
@@ -282,7 +291,7 @@ def _dcg(r, k, o):
   gains = jnp.where(r.grades > 0, o.gain_of(r.grades), 0.0)
   a, b, _ = _window(lo, hi, cap)
   g = hi - lo + 1
-  exact = jnp.where(lo <= cap, disc(lo.astype(jnp.float32)), 0.0)
+  exact = jnp.where(lo <= cap, disc(lo.astype(_float())), 0.0)
   tied = _window_sum(disc, r.size, a, b) / g
   return jnp.sum(gains * jnp.where(g == 1, exact, tied), axis=-1)
 
@@ -293,9 +302,9 @@ def _ideal_dcg(r, k, o):
   cap = min(_cap(r, k), m)
   # Non-negative floats sort like their bit patterns: one single-operand int32 sort.
   bits = lax.sort(lax.bitcast_convert_type(r.grades, jnp.int32), dimension=-1)
-  best = lax.bitcast_convert_type(bits[..., ::-1][..., :cap], jnp.float32)
+  best = lax.bitcast_convert_type(bits[..., ::-1][..., :cap], jnp.float32)  # grades' dtype
   gains = jnp.where(best > 0, o.gain_of(best), 0.0)
-  disc = o.discount_fn(jnp.arange(1, cap + 1, dtype=jnp.float32))
+  disc = o.discount_fn(jnp.arange(1, cap + 1, dtype=_float()))
   return jnp.sum(gains * disc, axis=-1)
 
 
@@ -308,9 +317,9 @@ def ndcg(r, k, o):
 def mean_rank(r, k, o):
   lo, hi = positions(r, o.ties)
   rel = _relevant(r, o)
-  censor = (r.num_items + 1 if k is None else jnp.full(r.shape, k + 1)).astype(jnp.float32)
+  censor = (r.num_items + 1 if k is None else jnp.full(r.shape, k + 1)).astype(_float())
   c = censor[..., None]
-  lo_f, hi_f = lo.astype(jnp.float32), hi.astype(jnp.float32)
+  lo_f, hi_f = lo.astype(_float()), hi.astype(_float())
   top = jnp.minimum(hi_f, c - 1)
   below = jnp.where(top >= lo_f, (lo_f + top) * (top - lo_f + 1) / 2, 0.0)
   beyond = c * jnp.maximum(hi_f - jnp.maximum(lo_f, c) + 1, 0.0)
@@ -336,7 +345,7 @@ FORMULAS = {
 
 def finish(value: jax.Array, empty: jax.Array, r: Ranks, o: Options) -> jax.Array:
   """Applies the empty-list policy and marks overflowed lists NaN."""
-  value = value.astype(jnp.float32)
+  value = value.astype(_float())
   if o.empty == "zero":
     value = jnp.where(empty, 0.0, value)
   else:

@@ -251,9 +251,11 @@ def score_lists(keys: np.ndarray, where: np.ndarray, ids: np.ndarray, grades: np
 
   ``ties="first"`` when the keys are distinct within each list (an order already resolved on
   the host), else ``"average"`` (the policy is in ``options``). One compiled call per shape.
+  The kernel runs in JAX's x64 mode, so the values are float64 like trec_eval's.
   """
-  out = _kernel(keys, where, ids, grades, specs=specs, options=options, ties=ties)
-  return tuple(np.asarray(v, np.float64) for v in out)
+  with jax.enable_x64(True):  # float64 formulas: means print as trec_eval's doubles do
+    out = _kernel(keys, where, ids, grades, specs=specs, options=options, ties=ties)
+    return tuple(np.asarray(v, np.float64) for v in out)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -431,7 +433,7 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
       elif m.summary == "gm":
         summary[name] = float(np.exp(np.mean(np.log(np.maximum(v, 1e-5))))) if nq else 0.0
       else:
-        summary[name] = float(np.mean(v)) if nq else 0.0
+        summary[name] = sum(v.tolist()) / nq if nq else 0.0  # in query order, as trec_eval
       if m.per_query:
         per_query[name] = v
   names = [n for r in requests for n in r.names()]

@@ -247,7 +247,7 @@ def evaluate_ranked(recommended, relevant, metrics: Sequence[str] | str = DEFAUL
     >>> out = jrn.evaluate_ranked({"ann": ["a", "b", "c"]}, {"ann": {"c": 2, "z": 1}},
     ...                           ["mrr", "recall@3"])
     >>> out
-    {'mrr': {'ann': 0.3333333432674408}, 'recall@3': {'ann': 0.5}}
+    {'mrr': {'ann': 0.3333333333333333}, 'recall@3': {'ann': 0.5}}
   """
   _check_reduce(reduce)
   names, specs = _metric_specs(metrics)

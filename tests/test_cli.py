@@ -174,3 +174,39 @@ def test_progress_bar_only_on_a_terminal_after_the_delay():
   bar(5, 10)
   bar.close()
   assert log.getvalue() == ""
+
+
+def test_summary_lines_round_like_trec_evals_doubles(capsys, tmp_path):
+  # 16 queries, P_10 = 0.3 for one and 0 for the rest: trec_eval prints 0.3 / 16 = 0.01874999...
+  # as 0.0187. Float32 values (0.30000001) or XLA's x * 0.1 for x / 10 printed 0.0188.
+  run = "".join(f"q{i:02d} Q0 d{d} {d} {20 - d} t\n" for i in range(16) for d in range(1, 11))
+  qrels = "q00 0 d1 1\nq00 0 d2 1\nq00 0 d3 1\n" + "".join(f"q{i:02d} 0 zz 1\n"
+                                                           for i in range(1, 16))
+  code, out, _ = run_cli(capsys, "-m", "P.10", "-m", "recall.10", write(tmp_path, "q", qrels),
+                         write(tmp_path, "r", run))
+  assert code == 0 and values(out)[("P_10                  ", "all")] == "0.0187"
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_summary_lines_match_pytrec_eval(capsys, tmp_path, seed):
+  """Every `all` line equals trec_eval's: the per-query values of pytrec_eval (trec_eval's C
+  code), summed in query order, divided by the number of queries, printed with 4 decimals."""
+  pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier not installed")
+  from test_numpy import PYTREC, random_trec
+
+  run, qrels = random_trec(seed, queries=60)
+  qrels.pop("only-in-qrels")
+  run_path, qrels_path = tmp_path / "run", tmp_path / "qrels"
+  run_path.write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, docs in run.items()
+                              for d, s in docs.items()))
+  qrels_path.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items()
+                                for d, g in docs.items()))
+  measures = [m for m in PYTREC if not m.startswith("num_")]
+  ref = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC.values())).evaluate(run)
+  args = [a for m in measures for a in ("-m", m)]  # printed names (P_5) are accepted too
+  code, out, err = run_cli(capsys, "--float32", *args, qrels_path, run_path)
+  assert code == 0, err
+  got = {(name.strip(), q): v for (name, q), v in values(out).items()}
+  for m in measures:
+    expect = sum(ref[q][m] for q in sorted(ref)) / len(ref)
+    assert got[(m, "all")] == f"{expect:.4f}", m
