@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Callable
 
 import jax
@@ -141,8 +142,9 @@ def _expected_hits(lo, hi, rel, cap):
 
 def _searchsorted(sorted_, queries, side):
   """Row-wise ``searchsorted`` over any leading dimensions."""
+  rows = math.prod(queries.shape[:-1])  # not -1: the last axis may be empty
   flat = jax.vmap(functools.partial(jnp.searchsorted, side=side))(
-      sorted_.reshape(-1, sorted_.shape[-1]), queries.reshape(-1, queries.shape[-1]))
+      sorted_.reshape(rows, sorted_.shape[-1]), queries.reshape(rows, queries.shape[-1]))
   return flat.reshape(queries.shape).astype(_float())
 
 
@@ -165,10 +167,10 @@ def _first_hit(lo, hi, rel, cap, size, f):
   P(y + 1) = P(y) (g - y - r + 1) / (g - y). The loop runs over the longest such group in the
   batch, cut at ``cap``; without ties that is a single step.
   """
-  first = jnp.min(jnp.where(rel, lo, size + 1), axis=-1)
+  first = jnp.min(jnp.where(rel, lo, size + 1), axis=-1, initial=size + 1)
   in_first = rel & (lo == first[..., None])
   r = jnp.sum(in_first, axis=-1).astype(_float())
-  g = jnp.max(jnp.where(in_first, hi - lo + 1, 1), axis=-1).astype(_float())
+  g = jnp.max(jnp.where(in_first, hi - lo + 1, 1), axis=-1, initial=1).astype(_float())
   steps = jnp.where(r > 0, jnp.minimum(g - r + 1, (cap - first + 1).astype(_float())), 0.0)
   steps = jnp.maximum(steps, 0.0)
 

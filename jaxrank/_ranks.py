@@ -134,8 +134,8 @@ def _sum_over_items(fn, items, *, dtype=jnp.int32, chunk=None):
 
   if jnp.issubdtype(dtype, jnp.floating):
     counts = jax.checkpoint(counts, static_argnums=(1,))
-  if chunk is None and jax.default_backend() != "cpu":
-    return counts(0, n)
+  if n == 0 or (chunk is None and jax.default_backend() != "cpu"):
+    return counts(0, n)  # n == 0: lists without items, every count is 0
   # 32 items per step measured fastest on CPU for 100-10,000 lists x 16-96 slots; from 64 items
   # on, XLA's CPU reduction codegen is 5-10x slower per element (bench/RESULTS.md).
   chunk = min(n, 32 if chunk is None else chunk)
@@ -433,7 +433,7 @@ def _from_ranked_ids(ranked, ids, grades):
   position = jnp.cumsum(valid, axis=-1, dtype=jnp.int32)  # 1-based rank at each entry
   used = (ids >= 0) & (grades > 0)
   match = (ranked[..., None, :] == ids[..., :, None]) & valid[..., None, :]
-  rank = jnp.max(jnp.where(match, position[..., None, :], 0), axis=-1)
+  rank = jnp.max(jnp.where(match, position[..., None, :], 0), axis=-1, initial=0)
   rank = jnp.where(used & (rank > 0), rank, k + 1)
   return Ranks(lo=rank, hi=rank, grades=jnp.where(used, grades, 0.0),
                num_items=jnp.sum(valid, axis=-1, dtype=jnp.int32),

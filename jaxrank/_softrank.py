@@ -30,6 +30,7 @@ Operators and the meaning of ``temperature``:
 from __future__ import annotations
 
 import functools
+import math
 
 import jax
 import jax.numpy as jnp
@@ -319,7 +320,7 @@ _project.defvjp(_project_fwd, _project_bwd)
 def _batched(fn, *arrays):
   """Applies a 1-D function over all leading dimensions."""
   lead, n = arrays[0].shape[:-1], arrays[0].shape[-1]
-  flat = [a.reshape(-1, n) for a in arrays]
+  flat = [a.reshape(math.prod(lead), n) for a in arrays]  # not -1: n may be 0
   return jax.vmap(fn)(*flat).reshape(*lead, n)
 
 
@@ -327,6 +328,8 @@ def _batched(fn, *arrays):
 def fast_ranks(s, valid, temperature, *, kl):
   ok = _valid_or_all(s, valid)
   n = s.shape[-1]
+  if n == 0:
+    return s
   # Keep theta and the n-term block sums finite at any regularisation strength.
   limit = _big(s.dtype) / (4 * n)
   theta = jnp.clip(-s / temperature, -limit, limit)
@@ -391,6 +394,8 @@ def fast_soft_sort(scores: ArrayLike, *, temperature: float = 1.0,
 
 @jax.jit
 def _fast_sort(s, valid, temperature):
+  if s.shape[-1] == 0:
+    return s
   ok = _valid_or_all(s, valid)
   return _batched(lambda x, o: _sort_1d(x, o, temperature)[0], s, ok)
 

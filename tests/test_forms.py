@@ -122,3 +122,26 @@ def test_nan_scores_rank_last_and_never_make_nan():
   assert r.lo.tolist() == [[3, 3]] and r.hi.tolist() == [[4, 4]]
   out = jaxrank.evaluate(scores, labels, ["ndcg", "map", "mrr", "p@2"])
   assert all(np.isfinite(v).all() for v in out.values())
+
+
+def test_lists_without_items():
+  """A last axis of size 0 (no candidates) is an empty list in every form, not a crash."""
+  from jaxrank import linkpred
+
+  empty = np.zeros((2, 0), np.float32)
+  names = ["map", "mrr", "precision@3", "ndcg@3", "ndcg", "mean_rank", "r_precision",
+           "average_recall", "fbeta", "hit_rate@2", "dcg", "recall@2"]
+  for policy, want in (("zero", 0.0), ("nan", np.nan)):
+    for ties in ("average", "optimistic", "pessimistic", "first"):
+      out = jaxrank.evaluate(empty, empty, names, empty=policy, ties=ties)
+      for name in names:
+        np.testing.assert_array_equal(np.asarray(out[name]), [want, want], err_msg=name)
+  ranks = jaxrank.from_ranked_ids(np.zeros((2, 0), int), np.array([[3], [-1]]))
+  np.testing.assert_array_equal(np.asarray(jaxrank.recall(ranks, k=2)), [0.0, 0.0])
+  for op in ("sigmoid", "neuralsort", "softsort", "fast_l2", "fast_kl"):
+    assert jaxrank.soft_ranks(empty, operator=op).shape == (2, 0)
+    np.testing.assert_array_equal(np.asarray(jaxrank.soft_ndcg(empty, empty, operator=op)), 0)
+    grad = jax.grad(lambda s, op=op: jaxrank.soft_ndcg_loss(s, empty, operator=op))(empty)
+    assert grad.shape == (2, 0)
+  assert jaxrank.fast_soft_sort(empty).shape == (2, 0)
+  assert float(linkpred.reciprocal_rank([0.5], np.zeros((1, 0)))[0]) == 1.0  # no competitor
