@@ -158,7 +158,7 @@ def _csv(text: str) -> str:
   return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\n') else text
 
 
-def evaluate_command(args) -> str:
+def evaluate_command(args: argparse.Namespace) -> str:
   """Runs ``jaxrank evaluate`` and returns the complete output text."""
   if args.example:
     if args.qrels or args.run:

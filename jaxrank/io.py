@@ -21,9 +21,12 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # pandas is optional and imported only when an adapter is called
+  import pandas
 
 __all__ = [
     "Qrels", "Run", "TrecFormatError", "as_qrels", "as_run", "qrels_from_frame", "qrels_to_frame",
@@ -475,7 +478,7 @@ def _id_column(frame, name: str, what: str) -> np.ndarray:
       else np.zeros(0, "S1")
 
 
-def run_from_frame(frame, *, user_col: str = "user_id", item_col: str = "item_id",
+def run_from_frame(frame: pandas.DataFrame, *, user_col: str = "user_id", item_col: str = "item_id",
                    score_col: str | None = "score", rank_col: str | None = None) -> Run:
   """A :class:`Run` from a DataFrame of recommendations (Evidently's / RecBole's layout).
 
@@ -509,8 +512,8 @@ def run_from_frame(frame, *, user_col: str = "user_id", item_col: str = "item_id
              score=score, rank=rank)
 
 
-def qrels_from_frame(frame, *, user_col: str = "user_id", item_col: str = "item_id",
-                     target_col: str = "target") -> Qrels:
+def qrels_from_frame(frame: pandas.DataFrame, *, user_col: str = "user_id",
+                     item_col: str = "item_id", target_col: str = "target") -> Qrels:
   """A :class:`Qrels` from a DataFrame of interactions with an integer (or bool) target.
 
   Example:
@@ -533,7 +536,7 @@ def qrels_from_frame(frame, *, user_col: str = "user_id", item_col: str = "item_
 
 
 def run_to_frame(run: Run | Mapping, *, user_col: str = "user_id", item_col: str = "item_id",
-                 score_col: str = "score"):
+                 score_col: str = "score") -> pandas.DataFrame:
   """A DataFrame ``(user_col, item_col, score_col)`` with string ids, in the run's row order.
 
   Example:
@@ -548,7 +551,7 @@ def run_to_frame(run: Run | Mapping, *, user_col: str = "user_id", item_col: str
 
 
 def qrels_to_frame(qrels: Qrels | Mapping, *, user_col: str = "user_id",
-                   item_col: str = "item_id", target_col: str = "target"):
+                   item_col: str = "item_id", target_col: str = "target") -> pandas.DataFrame:
   """A DataFrame ``(user_col, item_col, target_col)`` with string ids.
 
   Example:

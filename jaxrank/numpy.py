@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from jaxrank import _evaluate, _trec, io
 
@@ -152,7 +153,9 @@ def _check_grades(lists, index, grades, what: str) -> None:
                      f">= 0 (0 = not relevant) and not NaN, got {grades[i]:g}")
 
 
-def evaluate(scores, labels, metrics: Sequence[str] | str = DEFAULT_METRICS, *, where=None,
+def evaluate(scores: ArrayLike | Sequence[Sequence[float]],
+             labels: ArrayLike | Sequence[Sequence[float]],
+             metrics: Sequence[str] | str = DEFAULT_METRICS, *, where: ArrayLike | None = None,
              reduce: str | None = None, ties: str = "average", threshold: float = 1,
              gain: str | Callable = "linear", discount: Callable | None = None,
              empty: str = "zero", ap_denominator: str = "all",
@@ -222,7 +225,9 @@ def _label(keys, i):
   return f"user {keys[i]!r}" if keys is not None else f"user {i}"
 
 
-def evaluate_ranked(recommended, relevant, metrics: Sequence[str] | str = DEFAULT_METRICS, *,
+def evaluate_ranked(recommended: Sequence[Sequence] | Mapping[Any, Sequence],
+                    relevant: Sequence[Any] | Mapping[Any, Any],
+                    metrics: Sequence[str] | str = DEFAULT_METRICS, *,
                     reduce: str | None = None, threshold: float = 1,
                     gain: str | Callable = "linear", discount: Callable | None = None,
                     empty: str = "zero", ap_denominator: str = "all",
@@ -340,7 +345,9 @@ def _keyed(keys, values: np.ndarray, reduce, empty):
 # pytrec_eval-style dicts and TREC runs.
 
 
-def evaluate_run(run, qrels, metrics: Sequence[str] | str = ("map", "ndcg", "P_10"), *,
+def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
+                 qrels: io.Qrels | Mapping[str, Mapping[str, int]],
+                 metrics: Sequence[str] | str = ("map", "ndcg", "P_10"), *,
                  ties: str = "trec", float32: bool = False, max_docs: int | None = None,
                  complete: bool = False, reduce: str | None = None, threshold: int = 1,
                  gain: str | Callable = "linear", discount: Callable | None = None,
