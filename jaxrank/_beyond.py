@@ -651,6 +651,10 @@ def user_bias(ranked_ids: ArrayLike, user_attribute: ArrayLike, *,
   r"""User bias: the distribution of the users who get recommendations over a user attribute,
   against the training users' distribution (Evidently's ``UserBiasMetric``: each user once).
 
+  .. math:: p_{rec}(c) = \frac{|\{u \text{ with a recommendation}: a_u = c\}|}
+     {|\{u \text{ with a recommendation}\}|}, \qquad
+     p_{train}(c) = \frac{|\{u \in \text{train}: a_u = c\}|}{|\text{train}|}
+
   Args:
     ranked_ids: ``[users, k]`` recommended ids, ``-1`` pads; users with no valid id get none.
     user_attribute: ``[users]`` int categories, or numbers with ``bins``.

@@ -173,6 +173,11 @@ ndcg = _metric("ndcg", r"""Normalised DCG at k: DCG@k over the DCG@k of the idea
 r_precision = _metric("r_precision", r"""R-precision: precision at R, the number of relevant items
   (trec_eval ``Rprec``); with ``k``, precision at min(k, R) (RecTools ``r_precision``).
 
+  .. math:: \mathrm{RPrec} = \frac{|\{\text{relevant in the top } c\}|}{c},\quad c = R
+     \text{ (or } \min(k, R))
+
+  Range [0, 1]; with ties, the expectation over the orders of tied items.
+
   Example:
     >>> import jaxrank
     >>> float(jaxrank.r_precision([[3.0, 2.0, 1.0]], [[0, 1, 1]])[0])

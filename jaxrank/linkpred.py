@@ -170,7 +170,10 @@ def mean_rank(positive_scores: ArrayLike | Ranks, candidate_scores: ArrayLike | 
               candidate_mask: ArrayLike | None = None, ties: str = "realistic") -> jax.Array:
   r"""The (1-based) rank of each query's positive; its mean is MR, in ``[1, C]``.
 
-  ``"realistic"`` and ``"average"`` both give ``(lo + hi) / 2``.
+  .. math:: \mathrm{rank} = 1 + |\{c : s_c > s_+\}| + \tau\,|\{c : s_c = s_+\}|
+
+  over the unfiltered candidates :math:`c`, with :math:`\tau` = 0 (``"optimistic"``), 1
+  (``"pessimistic"``) or 1/2 (``"realistic"`` and ``"average"``: ``(lo + hi) / 2``).
 
   Example:
     >>> from jaxrank import linkpred
