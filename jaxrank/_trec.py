@@ -292,14 +292,29 @@ def _order_keys(score: np.ndarray, float32: bool) -> np.ndarray:
   return np.where(nan, -1, inv.reshape(-1)).astype(np.int64)
 
 
+def first_duplicate(group: np.ndarray, item: np.ndarray, n_items: int) -> tuple[int, int] | None:
+  """The smallest ``(group, item)`` pair that occurs twice, or None (int codes, items < n_items)."""
+  n_items = max(n_items, 1)
+  key = np.sort(group.astype(np.int64) * n_items + item)
+  dup = np.flatnonzero(key[1:] == key[:-1])
+  return None if dup.size == 0 else divmod(int(key[dup[0]]), n_items)
+
+
+def within_group(group: np.ndarray, n_groups: int) -> np.ndarray:
+  """Each element's 0-based index among the elements of its group, in input order (the groups
+  need not come sorted)."""
+  order = np.argsort(group, kind="stable")
+  counts = np.bincount(group, minlength=n_groups)
+  out = np.empty(group.size, np.int64)
+  out[order] = np.arange(group.size) - (np.cumsum(counts) - counts)[group[order]]
+  return out
+
+
 def _duplicates(q: np.ndarray, doc: np.ndarray, qids, docs, what: str) -> None:
-  key = q.astype(np.int64) * max(docs.size, 1) + doc
-  srt = np.sort(key)
-  dup = np.flatnonzero(srt[1:] == srt[:-1])
-  if dup.size:
-    k = int(srt[dup[0]])
-    raise ValueError(f"{what}: query {qids[k // max(docs.size, 1)].decode()!r} lists document "
-                     f"{docs[k % max(docs.size, 1)].decode()!r} twice")
+  found = first_duplicate(q, doc, docs.size)
+  if found is not None:
+    raise ValueError(f"{what}: query {qids[found[0]].decode()!r} lists document "
+                     f"{docs[found[1]].decode()!r} twice")
 
 
 def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: str = "trec",
@@ -395,14 +410,10 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
                                                 ties="first" if ordered else ties)
     unret = (~retrieved_j) & (jrel > 0)
     extra = np.bincount(jq[unret], minlength=nq)
-    ustart = np.concatenate([[0], np.cumsum(extra)[:-1]])
     slot = np.empty(jkey.size, np.int64)
     slot[jorder[at[found]]] = pos[found]
     uq = jq[unret]  # in the qrels' row order, which need not be grouped by query
-    by_query = np.argsort(uq, kind="stable")
-    within = np.empty(uq.size, np.int64)
-    within[by_query] = np.arange(uq.size) - ustart[uq[by_query]]
-    slot[np.flatnonzero(unret)] = counts[uq] + within
+    slot[np.flatnonzero(unret)] = counts[uq] + within_group(uq, nq)
     positive = jrel > 0
     out = score_flat(nq, rq, pos, -pos if ordered else keys, counts + extra, jq[positive],
                      slot[positive], jrel[positive], specs, options,

@@ -310,13 +310,12 @@ def evaluate_ranked(recommended: Sequence[Sequence] | Mapping[Any, Sequence],
   D = max(codes.size, 1)
   for user, code, what in ((rec_user, rec_code, "recommended"), (rel_user, rel_code,
                                                                   "relevant")):
-    key = np.sort(user * D + code)
-    dup = np.flatnonzero(key[1:] == key[:-1])
-    if dup.size:
-      k = int(key[dup[0]])
-      raise ValueError(f"{what} for {_label(keys, k // D)} repeats item {codes[k % D].item()!r}")
+    found = _trec.first_duplicate(user, code, codes.size)
+    if found is not None:
+      raise ValueError(f"{what} for {_label(keys, found[0])} repeats item "
+                       f"{codes[found[1]].item()!r}")
   sizes = np.bincount(rec_user, minlength=n)
-  pos = np.arange(rec_user.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+  pos = _trec.within_group(rec_user, n)
   # Slot of each relevant id: its position if recommended, else after the recommended items.
   rec_key = rec_user * D + rec_code
   order = np.argsort(rec_key)
@@ -326,9 +325,8 @@ def evaluate_ranked(recommended: Sequence[Sequence] | Mapping[Any, Sequence],
   grade = np.asarray(rel_grade, np.float64)
   missing = ~found
   extra = np.bincount(rel_user[missing], minlength=n)
-  first = np.cumsum(extra) - extra
   slot = np.where(found, pos[order][at] if rec_key.size else 0, 0)
-  slot[missing] = sizes[rel_user[missing]] + (np.arange(missing.sum()) - first[rel_user[missing]])
+  slot[missing] = sizes[rel_user[missing]] + _trec.within_group(rel_user[missing], n)
   positive = grade > 0
   values = _trec.score_flat(n, rec_user, pos, -pos, sizes + extra, rel_user[positive],
                             slot[positive], grade[positive], specs, options, ties="first")
