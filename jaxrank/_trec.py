@@ -472,7 +472,8 @@ def score_flat(n_lists: int, item_list: np.ndarray, item_pos: np.ndarray, item_k
   """Core metrics of ``n_lists`` lists given in flat form, padded and bucketed on the host.
 
   List ``i`` is a catalog of ``length[i]`` items; the ranked ones are the items
-  ``(item_list, item_pos)`` with order keys ``item_key`` (higher first), the others are unranked
+  ``(item_list, item_pos)`` with order keys ``item_key`` (higher first; ints, or float32 scores
+  compared as they are, NaN last), the others are unranked
   (never retrieved). ``(rel_list, rel_slot, rel_grade)`` are its positive judgments. Lists are
   processed in chunks of ``chunk``, each padded to powers of two in every dimension, so a stream
   of differently sized inputs compiles a handful of times.
@@ -490,11 +491,11 @@ def score_flat(n_lists: int, item_list: np.ndarray, item_pos: np.ndarray, item_k
     width = bucket(int(length[lo:hi].max()), 16)
     nslots = bucket(int(np.diff(rel_first[lo:hi + 1]).max()), 8)
     a, b = item_first[lo], item_first[hi]
-    keys = np.zeros((nb, width), np.int32)
+    keys = np.zeros((nb, width), np.float32 if item_key.dtype.kind == "f" else np.int32)
     where = np.zeros((nb, width), bool)
     if b > a:
       k = item_key[a:b]
-      keys[item_list[a:b] - lo, item_pos[a:b]] = k - k.min() + 1
+      keys[item_list[a:b] - lo, item_pos[a:b]] = k if k.dtype.kind == "f" else k - k.min() + 1
       where[item_list[a:b] - lo, item_pos[a:b]] = True
     a, b = rel_first[lo], rel_first[hi]
     rows = rel_list[a:b] - lo

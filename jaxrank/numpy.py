@@ -189,7 +189,9 @@ def evaluate(scores: ArrayLike | Sequence[Sequence[float]],
   lead, lists, pos, index, s, y = _as_flat(scores, labels, where)
   _check_grades(lists, index, y, "labels")
   n_lists = int(np.prod(lead))
-  keys = _ordered_keys(lists, _trec._order_keys(s, False), ties)
+  s32 = s.astype(np.float32)  # float32 scores go to the kernel as they are: no host sort
+  exact = np.array_equal(s32, s, equal_nan=True)
+  keys = _ordered_keys(lists, s32 if exact else _trec._order_keys(s, False), ties)
   length = np.bincount(lists, minlength=n_lists)
   rel = y > 0
   values = _trec.score_flat(n_lists, lists, pos, keys, length, lists[rel], pos[rel], y[rel],
