@@ -229,3 +229,18 @@ def test_a_batch_equals_its_lists_one_by_one(rows):
     alone = jrn.evaluate(scores[i:i + 1], labels[i:i + 1], metrics)
     for m in metrics:
       assert batch[m][i] == pytest.approx(alone[m][0], abs=1e-6)
+
+
+def test_scores_compare_as_given_float32_directly_float64_exactly():
+  # float64 scores 1e-9 apart are distinct here (host keys); the JAX API ties them in float32.
+  s64, y = np.array([[1.0, 1 + 1e-9, 0.5]]), np.array([[1, 0, 0]])
+  assert jrn.evaluate(s64, y, ["mrr"])["mrr"].tolist() == [0.5]
+  assert float(jaxrank.evaluate(s64, y, ["mrr"])["mrr"][0]) == 0.75
+  # float32 scores (ties, NaN) go to the kernel as they are and equal the JAX API.
+  s32 = np.array([[0.5, 0.5, np.nan, 0.25, 0.5]], np.float32)
+  y = np.array([[0, 1, 1, 0, 2]])
+  for ties in ("average", "optimistic", "pessimistic", "first"):
+    got = jrn.evaluate(s32, y, ["map", "ndcg@2", "mrr"], ties=ties)
+    want = jaxrank.evaluate(s32, y, ["map", "ndcg@2", "mrr"], ties=ties)
+    for m in got:
+      np.testing.assert_allclose(got[m], np.asarray(want[m]), atol=1e-6, err_msg=(ties, m))
