@@ -159,14 +159,20 @@ def _group_counts(lo, rel):
   return before, _searchsorted(ranks, lo, "right") - before
 
 
-def _first_hit(lo, hi, rel, cap, size, f):
-  """E[f(rank of the first relevant item)] restricted to ranks <= cap.
+def _first_hit(lo, hi, rel, cap, size, f=None):
+  """E[f(rank of the first relevant item)] restricted to ranks <= cap (``f=None``: f = 1).
 
   In the first tie group holding a relevant item (size g, r relevant), the first relevant item is at
   the group's y-th position with P(y) = C(g - y, r - 1) / C(g, r): P(1) = r/g and
   P(y + 1) = P(y) (g - y - r + 1) / (g - y). The loop runs over the longest such group in the
-  batch, cut at ``cap``; without ties that is a single step.
+  batch, cut at ``cap``; without ties that is a single step. With one slot per list (link
+  prediction) the rank is uniform on lo..hi and the sum has a closed form: no loop.
   """
+  if rel.shape[-1] == 1:
+    a, b, m = _window(lo[..., 0], hi[..., 0], cap)
+    total = m.astype(_float()) if f is None else _window_sum(f, size, a, b)
+    return jnp.where(rel[..., 0], total / (hi - lo + 1)[..., 0].astype(_float()), 0.0)
+  f = f or (lambda p: jnp.ones_like(p))
   first = jnp.min(jnp.where(rel, lo, size + 1), axis=-1, initial=size + 1)
   in_first = rel & (lo == first[..., None])
   r = jnp.sum(in_first, axis=-1).astype(_float())
@@ -236,14 +242,14 @@ def r_precision(r, k, o):
 def hit_rate(r, k, o):
   lo, hi = positions(r, o.ties)
   rel = _relevant(r, o)
-  value = _first_hit(lo, hi, rel, _cap(r, k), r.size, lambda p: jnp.ones_like(p))
+  value = _first_hit(lo, hi, rel, _cap(r, k), r.size)
   return value, ~jnp.any(rel, axis=-1)
 
 
 def reciprocal_rank(r, k, o):
   lo, hi = positions(r, o.ties)
   rel = _relevant(r, o)
-  value = _first_hit(lo, hi, rel, _cap(r, k), r.size, lambda p: 1.0 / p)
+  value = _first_hit(lo, hi, rel, _cap(r, k), r.size, _reciprocal)
   return value, ~jnp.any(rel, axis=-1)
 
 

@@ -38,7 +38,8 @@ from jaxrank import _checks, _evaluate, _formulas
 from jaxrank._ranks import Ranks, from_candidates
 
 TIES = ("realistic", "average", "optimistic", "pessimistic")
-METRICS = ("hits_at_k", "reciprocal_rank", "mean_rank", "ndcg_at_k")
+_CORE_NAMES = {"hits_at_k": "hit_rate", "reciprocal_rank": "reciprocal_rank",
+               "mean_rank": "mean_rank", "ndcg_at_k": "ndcg"}
 ALIASES = {"hits": "hits_at_k", "hits_at_k": "hits_at_k", "hr": "hits_at_k",
            "mrr": "reciprocal_rank", "rr": "reciprocal_rank", "reciprocal_rank": "reciprocal_rank",
            "mr": "mean_rank", "mean_rank": "mean_rank", "ndcg": "ndcg_at_k",
@@ -83,37 +84,26 @@ def _bounds(r: Ranks) -> tuple[jax.Array, jax.Array]:
   return r.lo[..., 0], r.hi[..., 0]
 
 
-def _rank_of(lo, hi, ties):
-  """The rank a non-average policy assigns (float; realistic may be x.5)."""
-  lo, hi = lo.astype(jnp.float32), hi.astype(jnp.float32)
-  return {"optimistic": lo, "pessimistic": hi}.get(ties, (lo + hi) / 2)
-
-
-def _value(name, lo, hi, k, ties, size):
-  """One metric per query from the rank bounds (jit-traced)."""
-  if name == "mean_rank" or ties != "average":
-    rank_ = _rank_of(lo, hi, ties)
-    if name == "mean_rank":
-      return rank_  # E[rank] is the realistic rank: "average" and "realistic" agree
-    if name == "hits_at_k":
-      return (rank_ <= k).astype(jnp.float32)
-    if name == "reciprocal_rank":
-      return 1.0 / rank_
-    return jnp.where(rank_ <= k, _formulas.log2_discount(rank_), 0.0)
-  # "average": the rank is uniform on lo..hi, so E[f(rank)] = (sum_{p=lo}^{hi} f(p)) / (hi-lo+1).
-  g = (hi - lo + 1).astype(jnp.float32)
-  cap = size if k is None else min(k, size)
-  a, b, m = _formulas._window(lo, hi, cap)  # positions (a, b] of the group inside the top cap
+def _realistic(name, lo, hi, k):
+  """PyKEEN's realistic value: the metric of the mean rank (lo + hi) / 2 (may be x.5)."""
+  rank_ = (lo + hi).astype(jnp.float32) / 2
+  if name == "mean_rank":
+    return rank_
   if name == "hits_at_k":
-    return m / g
-  fn = _formulas._reciprocal if name == "reciprocal_rank" else _formulas.log2_discount
-  return _formulas._window_sum(fn, size, a, b) / g
+    return (rank_ <= k).astype(jnp.float32)
+  if name == "reciprocal_rank":
+    return 1.0 / rank_
+  return jnp.where(rank_ <= k, _formulas.log2_discount(rank_), 0.0)
 
 
 @functools.partial(jax.jit, static_argnames=("specs", "ties"))
 def _compute(r: Ranks, *, specs, ties):
-  lo, hi = _bounds(r)
-  return tuple(_value(name, lo, hi, k, ties, r.size) for name, k in specs)
+  if ties == "realistic":
+    lo, hi = _bounds(r)
+    return tuple(_realistic(name, lo, hi, k) for name, k in specs)
+  # The other policies are the rank core's: exact expectation over tie orders, or a bound.
+  return _evaluate._compute(r, specs=tuple((_CORE_NAMES[name], k) for name, k in specs),
+                            options=_evaluate.make_options(ties=ties))
 
 
 def _check_ties(ties):

@@ -145,3 +145,29 @@ def test_lists_without_items():
     assert grad.shape == (2, 0)
   assert jaxrank.fast_soft_sort(empty).shape == (2, 0)
   assert float(linkpred.reciprocal_rank([0.5], np.zeros((1, 0)))[0]) == 1.0  # no competitor
+
+
+def test_one_slot_closed_form_equals_the_average_over_tie_orders():
+  """With one relevant slot per list, hit rate and RR use a closed form (no loop over the tie
+  group); it must equal the mean over every position the relevant item can take in its group."""
+  rng = np.random.default_rng(5)
+  scores = np.round(rng.random((50, 30)), 1).astype(np.float32)  # many ties
+  labels = np.zeros((50, 30), np.int32)
+  labels[np.arange(50), rng.integers(0, 30, 50)] = 1
+  labels[7] = 0  # a list without a relevant item
+  r = jaxrank.from_dense(scores, labels)
+  assert r.lo.shape[-1] == 1
+  for k in (None, 1, 3, 10):
+    rr = np.asarray(jaxrank.reciprocal_rank(r, k=k))
+    hr = np.asarray(jaxrank.hit_rate(r, k=k))
+    for i in range(50):
+      if labels[i].sum() == 0:
+        assert rr[i] == 0 and hr[i] == 0
+        continue
+      j = int(np.argmax(labels[i]))
+      lo = 1 + int((scores[i] > scores[i, j]).sum())
+      hi = int((scores[i] >= scores[i, j]).sum())
+      cap = 30 if k is None else k
+      ranks = np.arange(lo, hi + 1)
+      np.testing.assert_allclose(rr[i], np.mean(np.where(ranks <= cap, 1 / ranks, 0)), rtol=1e-6)
+      np.testing.assert_allclose(hr[i], np.mean(ranks <= cap), rtol=1e-6)
