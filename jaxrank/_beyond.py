@@ -22,7 +22,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from jaxrank import _checks
+from jaxrank import _checks, _ranks
 
 __all__ = [
     "average_recommendation_popularity", "coverage", "gini", "intra_list_diversity",
@@ -84,12 +84,11 @@ def top_k_ids(scores: ArrayLike, k: int, *, where: ArrayLike | None = None) -> j
 
 @functools.partial(jax.jit, static_argnames=("k",))
 def _top_k_ids(scores, valid, *, k):
-  s = scores.astype(jnp.float32)
-  s = jnp.where(jnp.isnan(s), -jnp.inf, s)  # NaN ranks last, as in the rank core
+  # The rank core's order keys: NaN below -inf, padding below NaN, ties by index.
+  ids = lax.top_k(_ranks.sort_keys(scores, valid), k)[1].astype(jnp.int32)
   if valid is None:
-    return lax.top_k(s, k)[1].astype(jnp.int32)
-  ids = lax.top_k(jnp.where(valid, s, -jnp.inf), k)[1]
-  return jnp.where(jnp.take_along_axis(valid, ids, axis=-1), ids, -1).astype(jnp.int32)
+    return ids
+  return jnp.where(jnp.take_along_axis(valid, ids, axis=-1), ids, -1)
 
 
 def recommendation_counts(ranked_ids: ArrayLike, *, num_items: int) -> jax.Array:

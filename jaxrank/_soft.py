@@ -33,9 +33,6 @@ from jaxrank import _checks, _evaluate, _formulas, _ranks, _softrank
 from jaxrank._formulas import Options
 from jaxrank._ranks import Ranks
 
-SOFT_METRICS = ("dcg", "ndcg", "precision", "recall", "hit_rate", "reciprocal_rank",
-                "average_precision")
-
 
 def _inputs(scores, labels, relevant_ids, relevant_grades, where, max_relevant):
   """Validated (scores, valid, slot_index, slot_ok, grades, overflow-count) and static m."""
@@ -135,11 +132,13 @@ def _soft_metric(scores, valid, slot_index, ranked, grades, count, temperature, 
                else jnp.sum(valid, axis=-1, dtype=jnp.int32))
   overflow = (jnp.zeros(s.shape[:-1], bool) if count is None
               else count > slot_index.shape[-1])
-  ranks_ = Ranks(lo=jnp.zeros(grades.shape, jnp.int32), hi=jnp.zeros(grades.shape, jnp.int32),
-                 grades=grades, num_items=num_items, overflow=overflow, size=n)
+  # The exact formulas' helpers read grades, sizes and overflow from it; the ranks are soft (r),
+  # so lo/hi say "not ranked" (n + 1) in case a helper ever reads them.
+  unranked = jnp.full(grades.shape, n + 1, jnp.int32)
+  ranks_ = Ranks(lo=unranked, hi=unranked, grades=grades, num_items=num_items,
+                 overflow=overflow, size=n)
   value, empty = _formula(name, r, ranked, grades, ranks_, k, options, tau)
-  value = jnp.where(empty, 0.0 if options.empty == "zero" else jnp.nan, value)
-  return jnp.where(overflow, jnp.nan, value)
+  return _formulas.finish(value, empty, ranks_, options)
 
 
 def _soft(name: str, doc: str):

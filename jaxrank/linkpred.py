@@ -406,8 +406,7 @@ def evaluate(positive_scores: ArrayLike | Ranks, candidate_scores: ArrayLike | N
     {'mrr': 0.75, 'hits@1': 0.5}
   """
   _check_ties(ties)
-  if isinstance(metrics, str):
-    metrics = [metrics]
+  metrics = [metrics] if isinstance(metrics, str) else list(metrics)  # a generator is read once
   if not metrics:
     raise ValueError("metrics must name at least one metric, got an empty list")
   if reduce not in (None, "mean"):
@@ -625,7 +624,7 @@ def ncf_leave_one_out(positive_scores: ArrayLike, negative_scores: ArrayLike, *,
     ([1.0], [0.5])
   """
   _check_ties(ties)
-  k = _checks.check_k(k)
+  k = _positive_int("k", k)
   r = ranks(positive_scores, negative_scores)
   hr, ndcg = _compute(r, specs=(("hits_at_k", k), ("ndcg_at_k", k)), ties=ties)
   return {"hr": hr, "ndcg": ndcg}

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:  # matplotlib is optional and imported only when called
-  import matplotlib.axes
+  import matplotlib.figure
 
 __all__ = ["plot_bias"]
 
 
 def plot_bias(bias: Mapping[str, Any], *, labels: Sequence[str] | None = None, ax: Any = None,
-              title: str | None = None) -> matplotlib.axes.Axes:
+              title: str | None = None) -> matplotlib.figure.Figure:
   """Side-by-side bars of the recommended vs training shares per category.
 
   Takes the output of :func:`jaxrank.item_bias` or :func:`jaxrank.user_bias` (any mapping of

@@ -471,3 +471,10 @@ def test_ranges_and_scale_invariance(seed, pad):
   phi = rng.integers(0, 6, items)
   nov = np.asarray(jaxrank.novelty(lists, phi, 6, unseen="max"))
   assert np.all((nov[~np.isnan(nov)] >= -1e-6) & (nov[~np.isnan(nov)] <= np.log2(6) + 1e-5))
+
+
+def test_top_k_ids_orders_like_the_rank_core():
+  # NaN ranks below -inf (as in every metric), padding below NaN, ties by index.
+  assert jaxrank.top_k_ids([[np.nan, -np.inf, 0.5]], 3).tolist() == [[2, 1, 0]]
+  assert jaxrank.top_k_ids([[0.5, 0.5, np.nan]], 3, where=[[True, False, True]]).tolist() == [
+      [0, 2, -1]]

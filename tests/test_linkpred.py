@@ -423,3 +423,10 @@ def test_policy_ordering_and_masking(seed, levels):
             "average": np.mean(1 / np.arange(lo, hi + 1))}
     for t in TIES:
       assert rr[t][i] == pytest.approx(want[t], rel=1e-6)
+
+
+def test_metric_names_from_a_generator_and_ncf_k_none():
+  out = linkpred.evaluate([0.5], [[0.9, 0.1]], (m for m in ["mrr", "hits@1"]))
+  assert sorted(out) == ["hits@1", "mrr"] and float(out["mrr"]) == 0.5
+  with pytest.raises(TypeError, match="k must be a positive int, got None"):
+    linkpred.ncf_leave_one_out([0.5], [[0.1]], k=None)
