@@ -75,10 +75,7 @@ def top_k_ids(scores: ArrayLike, k: int, *, where: ArrayLike | None = None) -> j
   k = _checks.check_k(k)
   if k > scores.shape[-1]:
     raise ValueError(f"k must be <= the number of items {scores.shape[-1]}, got {k}")
-  valid = None
-  if where is not None:
-    valid = _checks.as_array("where", where, kinds="b")
-    _checks.check_same_shape("where", valid, "scores", scores.shape)
+  valid = _checks.as_where(where, scores.shape)
   return _top_k_ids(scores, valid, k=k)
 
 
@@ -555,10 +552,7 @@ def score_entropy(scores: ArrayLike, *, k: int | None = None, where: ArrayLike |
   """
   scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1)
   k = _checks.check_k(k)
-  valid = None
-  if where is not None:
-    valid = _checks.as_array("where", where, kinds="b")
-    _checks.check_same_shape("where", valid, "scores", scores.shape)
+  valid = _checks.as_where(where, scores.shape)
   if k is not None and k > scores.shape[-1]:
     raise ValueError(f"k must be <= the number of scores per list {scores.shape[-1]}, got {k}")
   return _entropy(scores, valid, k=k, pooled=bool(pooled))

@@ -14,6 +14,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 
 def is_concrete(x: Any) -> bool:
@@ -65,6 +66,15 @@ def check_same_shape(name: str, arr: jax.Array, ref_name: str, ref_shape: tuple[
   if tuple(arr.shape) != tuple(ref_shape):
     raise ValueError(f"{name} must have the shape of {ref_name} {tuple(ref_shape)}, "
                      f"got {tuple(arr.shape)}")
+
+
+def as_where(where: ArrayLike | None, shape: tuple[int, ...]) -> jax.Array | None:
+  """The ``where`` mask (bool, the shape of ``scores``), or None when there is none."""
+  if where is None:
+    return None
+  valid = as_array("where", where, kinds="b")
+  check_same_shape("where", valid, "scores", shape)
+  return valid
 
 
 def check_leading(name: str, arr: jax.Array, ref_name: str, lead: tuple[int, ...]) -> None:

@@ -279,10 +279,7 @@ def from_dense(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | None = N
   scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1)
   labels = _checks.as_array("labels", labels, kinds="fib")
   _checks.check_same_shape("labels", labels, "scores", scores.shape)
-  valid = None
-  if where is not None:
-    valid = _checks.as_array("where", where, kinds="b")
-    _checks.check_same_shape("where", valid, "scores", scores.shape)
+  valid = _checks.as_where(where, scores.shape)
   tie_key = _check_ties_args(ties, method, tie_key, scores.shape)
   n = scores.shape[-1]
   grades, positive, summary = _positives(labels, valid)
@@ -374,10 +371,7 @@ def from_sparse(scores: ArrayLike, relevant_ids: ArrayLike,
   _checks.check_leading("relevant_ids", ids, "scores", scores.shape[:-1])
   _checks.check_ids("relevant_ids", ids, scores.shape[-1], "the number of scores")
   grades = _grades_for(ids, relevant_grades)
-  valid = None
-  if where is not None:
-    valid = _checks.as_array("where", where, kinds="b")
-    _checks.check_same_shape("where", valid, "scores", scores.shape)
+  valid = _checks.as_where(where, scores.shape)
   tie_key = _check_ties_args(ties, method, tie_key, scores.shape)
   return _from_sparse(scores, ids, grades, valid, tie_key, ties=ties, method=method)
 

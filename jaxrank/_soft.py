@@ -37,10 +37,7 @@ from jaxrank._ranks import Ranks
 def _inputs(scores, labels, relevant_ids, relevant_grades, where, max_relevant):
   """Validated (scores, valid, slot_index, slot_ok, grades, overflow-count) and static m."""
   scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1)
-  valid = None
-  if where is not None:
-    valid = _checks.as_array("where", where, kinds="b")
-    _checks.check_same_shape("where", valid, "scores", scores.shape)
+  valid = _checks.as_where(where, scores.shape)
   n = scores.shape[-1]
   if relevant_ids is not None:
     if labels is not None:

@@ -65,10 +65,7 @@ def check_temperature(name: str, value) -> float | jax.Array:
 
 def _inputs(scores, where, temperature):
   scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1)
-  valid = None
-  if where is not None:
-    valid = _checks.as_array("where", where, kinds="b")
-    _checks.check_same_shape("where", valid, "scores", scores.shape)
+  valid = _checks.as_where(where, scores.shape)
   return scores, valid, check_temperature("temperature", temperature)
 
 
