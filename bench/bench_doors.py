@@ -113,9 +113,11 @@ def checked(res: dict[str, Any], what: str) -> dict[str, Any]:
   return res
 
 
-def child_runs(cmd: list[str], repeats: int, what: str, env=None) -> list[dict[str, Any]]:
+def child_runs(cmd: list[str], repeats: int, what: str, env=None,
+               warmup: bool = True) -> list[dict[str, Any]]:
   """One warm-up run (page cache, compilation cache) then ``repeats`` runs of a command."""
-  checked(run_child(cmd, env), what)
+  if warmup:
+    checked(run_child(cmd, env), what)
   return [checked(run_child(cmd, env), what) for _ in range(repeats)]
 
 
@@ -295,7 +297,7 @@ def row_trec_files(t: Table, a: argparse.Namespace, tmp: str) -> None:
     if not have_pytrec:
       return None, None
     runs = child_runs(child_command("pytrec", dict(run=run, qrels=qrels, measures=measures)),
-                      a.process_repeats, "pytrec_eval child")
+                      a.process_repeats, "pytrec_eval child", warmup=a.process_warmup)
     outs = [json_line(r["stdout"]) for r in runs]
     return outs, dict(
         job=statistics.median(o["parse"] + o["evaluate"] for o in outs),
@@ -320,7 +322,8 @@ def row_trec_files(t: Table, a: argparse.Namespace, tmp: str) -> None:
   t.add("trec-files", f"{size}: peak RSS of the API child above", api["rss"],
         "pytrec_eval child", pj.get("rss"), None, unit="MB")
   cmd = jaxrank_command() + ["evaluate"] + [x for m in FIVE_TREC_CLI for x in ("-m", m)]
-  cli = child_runs(cmd + [qrels, run], a.process_repeats, "jaxrank evaluate")
+  cli = child_runs(cmd + [qrels, run], a.process_repeats, "jaxrank evaluate",
+                   warmup=a.process_warmup)
   wall, rss = statistics.median(r["wall"] for r in cli), max(r["rss"] for r in cli)
   t.add("trec-files", f"{size}, five measures: `jaxrank evaluate -m ...` end to end "
         "(process wall)", wall, "pytrec_eval parse + evaluate (its process: "
@@ -335,7 +338,7 @@ def row_trec_files(t: Table, a: argparse.Namespace, tmp: str) -> None:
     _, p = pytrec(list(OFFICIAL))
     pj = p or {}
     cli = child_runs(jaxrank_command() + ["evaluate", qrels, run], a.process_repeats,
-                     "jaxrank evaluate")
+                     "jaxrank evaluate", warmup=a.process_warmup)
     wall, rss = statistics.median(r["wall"] for r in cli), max(r["rss"] for r in cli)
     t.add("trec-files", f"{size}, default (official) set: `jaxrank evaluate qrels run` end to "
           "end", wall, f"pytrec_eval parse + evaluate of {len(OFFICIAL)} official measures "
@@ -591,7 +594,8 @@ def row_startup(t: Table, a: argparse.Namespace, tmp: str) -> None:
   trec_eval = shutil.which("trec_eval")
   tt, tmap = None, math.nan
   if trec_eval:
-    res = child_runs([trec_eval, *files], a.process_repeats, "trec_eval")
+    res = child_runs([trec_eval, *files], a.process_repeats, "trec_eval",
+                     warmup=a.process_warmup)
     tt = statistics.median(r["wall"] for r in res)
     tmap = cli_value(res[0]["stdout"], "map")
   alt = "trec_eval" if trec_eval else "trec_eval: not on PATH"
@@ -599,8 +603,10 @@ def row_startup(t: Table, a: argparse.Namespace, tmp: str) -> None:
   t.add("startup", "`jaxrank evaluate qrels.test results.test`, first call (fresh "
         f"XDG_CACHE_HOME: {first['wall']:.2f} s); median of later calls", second, alt, tt, 1.0,
         absolute=True, sanity=f"MAP {jmap:.4f} / {tmap:.4f}")
-  imp = child_runs([sys.executable, "-c", "import jaxrank"], a.process_repeats, "import jaxrank")
-  bare = child_runs([sys.executable, "-c", "pass"], a.process_repeats, "python -c pass")
+  imp = child_runs([sys.executable, "-c", "import jaxrank"], a.process_repeats, "import jaxrank",
+                   warmup=a.process_warmup)
+  bare = child_runs([sys.executable, "-c", "pass"], a.process_repeats, "python -c pass",
+                    warmup=a.process_warmup)
   t.add("startup", "`python -c 'import jaxrank'` wall", statistics.median(r["wall"] for r in imp),
         "`python -c pass`", statistics.median(r["wall"] for r in bare), None,
         sanity="0.66 s in the issue")
@@ -663,7 +669,8 @@ def main() -> None:
   parser.add_argument("--only", default=",".join(ROW_NAMES),
                       help=f"comma-separated rows: {', '.join(ROW_NAMES)}")
   parser.add_argument("--quick", action="store_true",
-                      help="small sizes (for every size flag not given), 1 process repeat")
+                      help="small sizes (for every size flag not given), 1 run of each child "
+                      "process and no warm-up run")
   parser.add_argument("--repeats", type=int, default=3,
                       help="timed in-process calls per row, after one warm-up call")
   parser.add_argument("--process-repeats", type=int, default=None,
@@ -683,6 +690,7 @@ def main() -> None:
       setattr(a, name, quick if a.quick else full)
   if a.process_repeats is None:
     a.process_repeats = 1 if a.quick else a.repeats
+  a.process_warmup = not a.quick  # quick: the files were just written, so they are cached
   for flag in ("repeats", "process_repeats"):
     if getattr(a, flag) < 1:
       parser.error(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(a, flag)}")
@@ -713,9 +721,10 @@ def main() -> None:
   print("Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()) + ".")
   print(f"jaxrank: {env['jaxrank_file']} at {env['commit'] or '?'}; command "
         f"`{env['jaxrank_command']}`.")
+  warm = "after a warm-up run" if a.process_warmup else "without a warm-up run"
   print(f"Median of {a.repeats} in-process calls after a warm-up call, of {a.process_repeats} "
-        f"child processes after a warm-up run; ratio = jaxrank / alternative (lower is better); "
-        f"{total:.0f} s in all.\n")
+        f"run(s) of each child process {warm}; ratio = jaxrank / alternative (lower is "
+        f"better); {total:.0f} s in all.\n")
   print(table.markdown())
   if a.json:
     with open(a.json, "w") as f:
