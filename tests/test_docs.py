@@ -294,3 +294,16 @@ def test_shipped_data_keeps_its_notices():
   groups = (ROOT / "examples/ltr_flax/data/rank.test.query").read_text().split()
   rows = (ROOT / "examples/ltr_flax/data/rank.test").read_text().splitlines()
   assert sum(map(int, groups)) == len(rows) == 768
+
+
+def test_ltr_example_without_its_data_prints_one_line(tmp_path):
+  """examples/ltr_flax/train.py with missing data (or without flax/optax): one line, no
+  traceback, a non-zero exit."""
+  import subprocess
+  import sys
+  proc = subprocess.run([sys.executable, str(ROOT / "examples" / "ltr_flax" / "train.py"),
+                         "--data", str(tmp_path / "absent")], capture_output=True, text=True,
+                        cwd=tmp_path, timeout=120)
+  assert proc.returncode != 0 and proc.stdout == ""
+  assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+  assert ("absent/rank.train" in proc.stderr) or ("pip install" in proc.stderr), proc.stderr
