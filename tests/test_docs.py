@@ -13,7 +13,7 @@ arrays ``array([...])`` (no dtype), NumPy scalars as Python numbers; ``...`` sta
 and whitespace is ignored. Every number shown must equal the true value rounded to the digits
 shown, and to at least 4 decimals (``0.5`` means 0.5000), so a wrong number in a doc fails here.
 The blocks of one file run in order in one namespace, in an empty temporary directory. A block
-that cannot run is fenced `````python no-run`` and counted in ``NO_RUN`` below.
+that cannot run is fenced "```python no-run" and counted in ``NO_RUN`` below.
 """
 
 from __future__ import annotations

@@ -20,6 +20,8 @@ The README's "Reproducing other tools" rows for metrax and torchmetrics are what
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -233,23 +235,23 @@ TORCH_FUNCTIONS = {"average_precision": "retrieval_average_precision",
                    "hit_rate": "retrieval_hit_rate", "ndcg": "retrieval_normalized_dcg"}
 
 
-@pytest.mark.parametrize("k", TM_KS)
-@pytest.mark.parametrize("metric, reference, tm_options", TM,
-                         ids=[f"{m}{'-adaptive' if o else ''}" for m, _, o in TM])
-def test_torchmetrics_live(metric, reference, tm_options, k):
+def test_torchmetrics_live():
+  """Every row of TM at every k against torchmetrics itself (one test: one skip without it)."""
   torch = pytest.importorskip("torch", reason="torchmetrics pulls torch: "
                               "pip install -e '.[reference]'")
   functional = pytest.importorskip("torchmetrics.functional.retrieval",
                                    reason="torchmetrics is optional: pip install -e '.[reference]'")
-  scores, labels = tm_case(metric, 0)
-  fn = getattr(functional, TORCH_FUNCTIONS[metric])
-  target = (lambda y: torch.tensor(y)) if metric == "ndcg" else (lambda y: torch.tensor(y > 0))
-  want = [float(fn(torch.tensor(s), target(y), top_k=k, **tm_options))
-          for s, y in zip(scores, labels)]
-  transcribed = [reference(s, y, k, **tm_options) for s, y in zip(scores, labels)]
-  np.testing.assert_allclose(transcribed, want, rtol=1e-5, atol=1e-6)
-  got = jaxrank_as_torchmetrics(metric, scores, labels, k, **tm_options)
-  np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=2e-6)
+  for (metric, reference, tm_options), k in itertools.product(TM, TM_KS):
+    scores, labels = tm_case(metric, 0)
+    fn = getattr(functional, TORCH_FUNCTIONS[metric])
+    target = (lambda y: torch.tensor(y)) if metric == "ndcg" else (lambda y: torch.tensor(y > 0))
+    want = [float(fn(torch.tensor(s), target(y), top_k=k, **tm_options))
+            for s, y in zip(scores, labels)]
+    transcribed = [reference(s, y, k, **tm_options) for s, y in zip(scores, labels)]
+    case = f"{metric} {tm_options} k={k}"
+    np.testing.assert_allclose(transcribed, want, rtol=1e-5, atol=1e-6, err_msg=case)
+    got = jaxrank_as_torchmetrics(metric, scores, labels, k, **tm_options)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=2e-6, err_msg=case)
 
 
 def test_torchmetrics_live_modular_map():
