@@ -116,7 +116,3 @@ def test_rax(rax_name, name, extra, topn):
   got = getattr(jaxrank, name)(scores, labels, where=where, k=topn, gain="exp2", ties="first",
                                **extra)
   np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=2e-6)
-
-
-def test_metrax():
-  pytest.importorskip("metrax", reason="metrax does not install here (no wheel on this index)")

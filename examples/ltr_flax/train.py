@@ -3,13 +3,14 @@
     python examples/ltr_flax/train.py [--data DIR] [--epochs 20] [--out ndcg10.png]
 
 ``--data`` is a directory with ``rank.train``/``rank.test`` LibSVM files and their ``.query``
-group files (LightGBM's lambdarank example, copied to ``/work/shared/data/lightgbm_lambdarank``),
-or any LibSVM ranking files given as ``--train``/``--test``. Each query becomes one list padded to
-the longest query, with a ``where`` mask. One small MLP is trained per loss with Adam; after every
-epoch a jitted step computes the exact test NDCG@1/3/5/10 with ``jaxrank.ndcg`` (gain 2^y - 1,
-as LightGBM; queries without relevant documents score 0). The script prints a table and saves a
-plot of test NDCG@10 per epoch. If LightGBM is installed its lambdarank model, trained on the
-same split, is evaluated by the same jaxrank code as a reference row.
+group files (default: ``data/`` beside this script, LightGBM's lambdarank example, MIT, see
+``data/README.md``), or any LibSVM ranking files given as ``--train``/``--test``. Each query
+becomes one list padded to the longest query, with a ``where`` mask. One small MLP is trained
+per loss with Adam; after every epoch a jitted step computes the exact test NDCG@1/3/5/10 with
+``jaxrank.ndcg`` (gain 2^y - 1, as LightGBM; queries without relevant documents score 0). The
+script prints a table and saves a plot of test NDCG@10 per epoch. If LightGBM is installed its
+lambdarank model, trained on the same split, is evaluated by the same jaxrank code as a
+reference row.
 
 Needs ``pip install -e .[examples]`` (flax, optax, matplotlib).
 """
@@ -17,18 +18,23 @@ Needs ``pip install -e .[examples]`` (flax, optax, matplotlib).
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
-import flax.linen as nn
+try:
+  import flax.linen as nn
+  import optax
+except ImportError as e:  # one line, not a traceback
+  sys.exit(f"train.py: error: {e.name} is missing; install the examples extra: "
+           f"pip install -e \".[examples]\" (flax, optax, matplotlib)")
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
 import jaxrank
 
-DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "lightgbm_lambdarank"
+DEFAULT_DATA = Path(__file__).resolve().parent / "data"
 CUTOFFS = (1, 3, 5, 10)
 
 
@@ -184,6 +190,11 @@ def main():
   started = time.perf_counter()
   train_path = args.train or args.data / "rank.train"
   test_path = args.test or args.data / "rank.test"
+  missing = [str(p) for path in (train_path, test_path) for p in (path, Path(f"{path}.query"))
+             if not p.is_file()]
+  if missing:
+    parser.exit(2, f"train.py: error: not found: {', '.join(missing)}; pass --data DIR (a folder "
+                   f"with rank.train, rank.test and their .query files) or --train/--test FILE\n")
   train_raw, test_raw, train_lists, test_lists = load(train_path, test_path)
   print(f"train: {len(train_lists[0])} queries, test: {len(test_lists[0])} queries, "
         f"padded to {train_lists[0].shape[1]} documents, {train_lists[0].shape[2]} features; "
