@@ -290,6 +290,19 @@ def _kernel(lo, hi, grades, num_items, *, specs, options, size, resolved):
   return _evaluate._compute(ranks, specs=specs, options=options)
 
 
+def spans(sizes: np.ndarray, budget: int, most: int):
+  """Consecutive ``(start, stop)`` blocks of lists whose padded size, the number of lists times
+  the largest of their ``sizes``, stays within ``budget`` (a larger list gets a block of its
+  own), with at most ``most`` lists each."""
+  start, n = 0, sizes.size
+  while start < n:
+    cap = min(n, start + most)
+    cost = np.arange(1, cap - start + 1) * np.maximum.accumulate(sizes[start:cap])
+    stop = start + max(1, int(np.searchsorted(cost, budget, "right")))
+    yield start, stop
+    start = stop
+
+
 def rank_bounds(n_lists: int, item_list: np.ndarray, item_key: np.ndarray,
                 rel_list: np.ndarray, rel_item: np.ndarray, *,
                 distinct: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -359,12 +372,7 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
   slots = np.bincount(rel_list, minlength=n_lists)
   rel_first = np.concatenate([[0], np.cumsum(slots)])
   outs: list[list[np.ndarray]] = [[] for _ in specs]
-  lo_list = 0
-  while lo_list < n_lists:
-    cap = min(n_lists, lo_list + chunk)
-    widest = np.maximum.accumulate(np.maximum(slots[lo_list:cap], 8))
-    cost = np.arange(1, cap - lo_list + 1) * widest
-    hi_list = lo_list + max(1, int(np.searchsorted(cost, ELEMENTS, "right")))
+  for lo_list, hi_list in spans(np.maximum(slots, 8), ELEMENTS, chunk):
     rows = hi_list - lo_list
     nslots = bucket(int(slots[lo_list:hi_list].max()), 8)
     nb = bucket(rows, max(1, MIN_ELEMENTS // nslots))
@@ -386,7 +394,6 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
                     resolved=resolved)
       for acc, v in zip(outs, out):
         acc.append(np.asarray(v, np.float64)[:rows])
-    lo_list = hi_list
     if progress is not None:
       progress(hi_list, n_lists)
   if n_lists == 0:
@@ -602,14 +609,10 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   item_of_j = np.full(jkey.size, -1)  # the retrieved document of each judgment, if any
   item_of_j[jorder[at[found]]] = np.flatnonzero(found)
 
-  width = int(counts.max()) if nq else 0
-  G = np.full((nq, max(width, 1)), NOT_IN_QRELS, np.int64)  # grades in rank order
-  G[rq, pos] = rgrade
   per_query: dict[str, np.ndarray] = {}
   relevant = (jrel >= threshold) & (jrel >= 0)
   num_rel = np.bincount(jq, weights=relevant, minlength=nq).astype(np.int64)
   num_nonrel = np.bincount(jq, weights=(jrel >= 0) & ~relevant, minlength=nq).astype(np.int64)
-  rel_matrix = (G >= threshold) & (G >= 0)
 
   # Rank-core measures. A query's catalog: its retrieved docs, then its unretrieved relevant
   # docs (unranked, so they count in R and in the ideal DCG).
@@ -631,6 +634,24 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   elif progress is not None:
     progress(nq, nq)
 
+  # Host measures, on the grades in rank order G[query, rank], a block of queries at a time so
+  # that one long query does not pad every other one to its length.
+  host = [r for r in requests if r.measure.summary not in ("runid", "count")]
+  by_query = np.argsort(jq, kind="stable")
+  jq_sorted, jrel_sorted = jq[by_query], jrel[by_query]
+  jfirst = np.searchsorted(jq_sorted, np.arange(nq + 1))
+  rfirst = np.concatenate([[0], np.cumsum(counts)])  # rq is sorted by query
+  parts: list[list[list[np.ndarray]]] = [[] for _ in host]
+  for a, b in spans(np.maximum(counts, 1), ELEMENTS, nq) if host else ():
+    G = np.full((b - a, max(int(counts[a:b].max()), 1)), NOT_IN_QRELS, np.int64)
+    G[rq[rfirst[a]:rfirst[b]] - a, pos[rfirst[a]:rfirst[b]]] = rgrade[rfirst[a]:rfirst[b]]
+    judged = (jq_sorted[jfirst[a]:jfirst[b]] - a, jrel_sorted[jfirst[a]:jfirst[b]])
+    core = {k: v[a:b] for k, v in core_values.items()}
+    rel_matrix = (G >= threshold) & (G >= 0)
+    for acc, r in zip(parts, host):
+      acc.append(_measure_values(r.measure, r.params, core, G, rel_matrix, counts[a:b],
+                                 num_rel[a:b], num_nonrel[a:b], threshold, judged))
+
   summary: dict[str, float | int | str] = {}
   integer: set[str] = set()
   for r in requests:
@@ -641,9 +662,9 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
       if m.summary == "count":
         integer.add(m.name)
       continue
-    judged = (jq, jrel)
-    values = _measure_values(m, r.params, core_values, G, rel_matrix, counts, num_rel,
-                             num_nonrel, threshold, judged)
+    chunks = parts[host.index(r)]
+    values = ([np.concatenate(v) for v in zip(*chunks)] if chunks
+              else [np.zeros(0) for _ in names])
     for name, v in zip(names, values):
       if m.summary == "none":
         pass
