@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Sequence
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jaxrank import _checks, _evaluate, _ranks
@@ -285,7 +286,7 @@ MIN_ELEMENTS = 1 << 12
 @functools.partial(jax.jit, static_argnames=("specs", "options", "size", "resolved"))
 def _kernel(lo, hi, grades, num_items, *, specs, options, size, resolved):
   ranks = _ranks.Ranks(lo=lo, hi=hi, grades=grades, num_items=num_items,
-                       overflow=jax.numpy.zeros(num_items.shape, bool), size=size,
+                       overflow=jnp.zeros(num_items.shape, bool), size=size,
                        resolved=resolved)
   return _evaluate._compute(ranks, specs=specs, options=options)
 
@@ -335,11 +336,12 @@ def resolve_ties(rel_list: np.ndarray, lo: np.ndarray, hi: np.ndarray, grade: np
   last). Items that are not ranked (``lo == 0``) stay unranked. O(m log m) on the host."""
   sign = -1 if policy == "optimistic" else 1
   order = np.lexsort((sign * grade, lo, rel_list))
-  l, g_lo, g_hi = rel_list[order], lo[order], hi[order]
-  start = np.r_[True, (l[1:] != l[:-1]) | (g_lo[1:] != g_lo[:-1])] if l.size else np.zeros(0, bool)
+  lists, g_lo, g_hi = rel_list[order], lo[order], hi[order]
+  start = np.ones(lists.size, bool)
+  start[1:] = (lists[1:] != lists[:-1]) | (g_lo[1:] != g_lo[:-1])
   group = np.cumsum(start) - 1
   first = np.flatnonzero(start)
-  index = np.arange(l.size) - first[group]  # rank within the group's relevant items
+  index = np.arange(lists.size) - first[group]  # rank within the group's relevant items
   size = np.bincount(group, minlength=first.size)[group]
   at = g_lo + index if policy == "optimistic" else g_hi - (size - 1 - index)
   out = np.empty(lo.size, np.int64)
@@ -588,8 +590,8 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   if ordered:
     item_lo = item_hi = pos + 1
   else:
-    start = np.r_[True, (rq[1:] != rq[:-1]) | (keys[1:] != keys[:-1])] if rq.size else (
-        np.zeros(0, bool))
+    start = np.ones(rq.size, bool)
+    start[1:] = (rq[1:] != rq[:-1]) | (keys[1:] != keys[:-1])
     group = np.cumsum(start) - 1
     first = np.flatnonzero(start)
     last = np.r_[first[1:], rq.size] - 1

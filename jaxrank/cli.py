@@ -286,7 +286,12 @@ def main(argv: list[str] | None = None) -> int:
   if argv is None:  # the command itself: Ctrl-C ends it at once, even inside XLA
     exit_on_interrupt()
   try:
-    args = _parser().parse_args(argv)
+    try:
+      args = _parser().parse_args(argv)
+    except SystemExit as e:  # --help (printed on stdout), or a usage error (on stderr)
+      if not e.code and not _flushed():
+        return 1
+      raise
     text = evaluate_command(args)
   except (ValueError, TypeError, OSError) as e:
     message = " ".join(str(e).split()) or type(e).__name__
@@ -302,15 +307,21 @@ def main(argv: list[str] | None = None) -> int:
     sys.stderr.write(f"jaxrank: error: internal error ({type(e).__name__}: {message}); "
                      f"set JAXRANK_DEBUG=1 for a traceback\n")
     return 70
+  return 0 if _flushed(text) else 1
+
+
+def _flushed(text: str = "") -> bool:
+  """Writes ``text`` and flushes stdout; on a full disk, a closed pipe (`| head -c0`), ... says
+  so in one line and returns False."""
   try:
     sys.stdout.write(text)
     sys.stdout.flush()
-  except OSError as e:  # a full disk, a closed pipe (`| head -c0`), ...
+    return True
+  except OSError as e:
     _discard_stdout()
     reason = e.strerror or type(e).__name__
     _say(f"jaxrank: error: cannot write the output to stdout: {reason}\n")
-    return 1
-  return 0
+    return False
 
 
 def _discard_stdout() -> None:

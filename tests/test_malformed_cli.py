@@ -182,13 +182,18 @@ def _env():
   return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
-@pytest.mark.parametrize("how", ["console script", "python -m"])
-def test_full_disk_is_one_line(how):
+@pytest.mark.parametrize("how, args", [
+    ("console script", ["--example", "-q", "-m", "map"]),
+    ("python -m", ["--example", "-q", "-m", "map"]),
+    ("python -m", ["--example", "-m", "map"]),
+    ("console script", ["--help"]),
+])
+def test_full_disk_is_one_line(how, args):
   if not os.path.exists("/dev/full"):
     pytest.skip("no /dev/full")
   start = COMMAND if how == "console script" else [sys.executable, "-m", "jaxrank.cli"]
   with open("/dev/full", "w") as full:
-    done = subprocess.run([*start, "evaluate", "--example", "-q", "-m", "map"], stdout=full,
+    done = subprocess.run([*start, "evaluate", *args], stdout=full,
                           stderr=subprocess.PIPE, text=True, env=_env(), timeout=120)
   assert done.returncode == 1
   assert done.stderr == "jaxrank: error: cannot write the output to stdout: No space left on " \

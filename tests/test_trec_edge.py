@@ -16,21 +16,10 @@ import pytest
 
 from jaxrank import _trec, cli, io
 from jaxrank import numpy as jrn
+from test_cli import run_cli, write
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec_eval"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"no trec_eval test files at {DATA}")
-
-
-def run_cli(capsys, *args):
-  code = cli.main(["evaluate", *map(str, args)])
-  captured = capsys.readouterr()
-  return code, captured.out, captured.err
-
-
-def write(tmp_path, name, text):
-  path = tmp_path / name
-  path.write_text(text)
-  return path
 
 
 def values(out):
