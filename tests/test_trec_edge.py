@@ -342,8 +342,7 @@ def test_many_relevant_documents_cost_what_a_sort_costs(ties):
   assert got.per_query["Rprec"][0] == hits[49_999] / 50_000
 
 
-TIE_METRICS = ["map", "ndcg", "P_5", "recall_20", "recip_rank", "Rprec", "ndcg_cut_10",
-               "map_cut_30", "success_5", "ndcg@5", "hr@3", "precision@5", "recall@20"]
+TIE_METRICS = ["map", "ndcg", "P_5", "recall_20", "recip_rank", "Rprec", "ndcg@5", "hr@3"]
 
 
 @pytest.mark.parametrize("policy", ["optimistic", "pessimistic"])
@@ -445,6 +444,8 @@ class TestShuffledLines:
   values (full precision, json) and the trec_eval lines. Summaries add the queries in trec_eval's
   order (query ids sorted) and each query's relevant items are scored in rank order."""
 
+  reference: dict = {}  # the output of the files as they are, per (case, format)
+
   def _run(self, qrels, run, extra, fmt):
     import contextlib
     import io as stdio
@@ -465,8 +466,9 @@ class TestShuffledLines:
       rng.shuffle(lines)
       paths.append(write(tmp_path, name, "".join(lines)))
     for fmt in ("json", "trec"):
-      assert self._run(*paths, extra, fmt) == self._run(DATA / qrels_name, DATA / run_name,
-                                                       extra, fmt)
+      if (case, fmt) not in self.reference:
+        self.reference[case, fmt] = self._run(DATA / qrels_name, DATA / run_name, extra, fmt)
+      assert self._run(*paths, extra, fmt) == self.reference[case, fmt]
 
   @pytest.mark.parametrize("seed", [0, 1])
   def test_shuffled_dicts_give_the_same_values(self, seed):
