@@ -18,6 +18,12 @@ Example:
   0.5
 """
 
+# First, before jax: when this process is the `jaxrank` command, Ctrl-C even during the imports
+# ends it with one line and status 130 (a no-op for programs that import jaxrank).
+from jaxrank import cli as _cli  # imports the standard library only
+
+_cli.exit_on_interrupt_if_command()
+
 from jaxrank._evaluate import evaluate, mean, parse_metric
 from jaxrank._formulas import log2_discount
 from jaxrank._metrics import (

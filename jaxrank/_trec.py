@@ -1,25 +1,34 @@
 """trec_eval's measures on the rank core: names, parameters, and evaluation of runs against qrels.
 
-A run and qrels (columns of string ids, see :mod:`jaxrank.io`) are turned into padded per-query
-lists on the host, ordered the trec_eval way (score descending, then doc id descending, scores
-compared as float64 or, like pytrec_eval, as float32), and the rank metrics (``map``, ``P``,
-``ndcg``, ...) are computed by one jitted call of the rank core per chunk of queries
-(:func:`score_lists`). Relevant documents absent from the run are part of each query's catalog as
-unranked items, so they count in R and in the ideal DCG. The few judgment-based trec_eval measures
-that are prefix counts over the ordered list (``bpref``, ``iprec_at_recall``, ``Rprec_mult``, the
-``num_*`` counts) are computed on the host from the same ordered relevance matrix.
+A run and qrels (columns of string ids, see :mod:`jaxrank.io`) are ordered on the host the
+trec_eval way (score descending, then doc id descending, scores compared as float64 or, like
+pytrec_eval, as float32). That one sort gives the rank (or, for the tie-aware policies, the tie
+group) of every relevant document, and the rank metrics (``map``, ``P``, ``ndcg``, ...) are
+computed from those ranks by one jitted call of the rank core per chunk of queries
+(:func:`score_ranks`), in float64: O(documents log documents) in all, whatever the number of
+relevant documents. Relevant documents absent from the run are part of each query's catalog as
+unranked items, so they count in R and in the ideal DCG. The judgment-based trec_eval measures
+that are prefix counts over the ordered list (``bpref``, ``infAP``, ``iprec_at_recall``, the
+``num_*`` counts, ...) are computed on the host from the same ordered grades, with trec_eval's
+``form_res_rels`` reading of the qrels: every negative judgment is "in the pool, unjudged".
+Summaries add the queries in trec_eval's order (query ids sorted), so the output depends on the
+data only, not on the order of the lines.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import math
+import numbers
+import re
 from collections.abc import Callable, Sequence
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
-from jaxrank import _evaluate, _ranks
+from jaxrank import _checks, _evaluate, _ranks
 from jaxrank.io import Qrels, Run
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -29,7 +38,12 @@ TIES = ("trec", "average", "optimistic", "pessimistic", "first")
 # Ordered ties (a total order per query) are needed by the prefix-count measures.
 ORDERED = ("trec", "first")
 SINGLE = ("beta", "length", "coeffs")  # parameter kinds that are one setting, not a list
-NEEDS_ORDER = ("infAP", "rbp", "rbp_resid", "binG", "G", "ndcg_rel", "Rndcg", "unj", "relstring", "bpref", "gm_bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
+# Grades of retrieved documents on the host (trec_eval's RELVALUE_UNJUDGED, RELVALUE_NONPOOL):
+# every negative judgment reads as UNJUDGED, so no judgment can be taken for NOT_IN_QRELS.
+UNJUDGED = -1
+NOT_IN_QRELS = -2
+NEEDS_ORDER = ("infAP", "rbp", "rbp_resid", "binG", "G", "ndcg_rel", "Rndcg", "unj", "relstring",
+               "bpref", "gm_bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,12 +87,12 @@ MEASURES = {m.name: m for m in [
     Measure("P", "Precision at cutoffs: relevant in the top k / k.", params="int",
             defaults=CUTS, core="precision", official=True),
     Measure("relstring", "The relevance values of the top N documents as a string: 0-9, '>' "
-            "above 9, '-' not in the qrels, '.' judged -1 (unjudged), '<' other negative; per "
+            "above 9, '-' not in the qrels, '.' judged negative (in the pool, unjudged); per "
             "query only.", params="length", defaults=(10,), summary="none"),
     Measure("recall", "Recall at cutoffs: relevant in the top k / R.", params="int",
             defaults=CUTS, core="recall"),
     Measure("infAP", "Inferred AP (Yilmaz & Aslam) from judged (rel >= 0) and pooled-unjudged "
-            "(rel -1) documents; documents not in the qrels are skipped."),
+            "(rel < 0) documents; documents not in the qrels are skipped."),
     Measure("gm_bpref", "Geometric mean over queries of bpref, each at least 1e-5.",
             summary="gm", per_query=False),
     Measure("Rprec_mult", "Precision at cutoffs (int)(x * R + 0.9) for multiples x of R.",
@@ -118,7 +132,7 @@ MEASURES = {m.name: m for m in [
             "scaled to [0, 1] by the query's largest grade when it is above 1."),
     Measure("rbp_resid", "RBP residual, p = 0.9: p^num_ret + (1 - p) sum of p^(rank - 1) over "
             "unjudged retrieved documents (0 when none is unjudged)."),
-    Measure("unj", "Unjudged documents (not in the qrels, or judged -1) in the top k / k.",
+    Measure("unj", "Unjudged documents (not in the qrels, or judged negative) in the top k / k.",
             params="int", defaults=(5, 10, 20)),
 ]}
 
@@ -156,15 +170,21 @@ class Request:
     return [m.name]
 
 
+# A number as C's strtod reads one, without inf/nan/hex (and without Python's 1_000).
+_NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+_WHOLE = re.compile(r"\s*[+-]?\d+(\.\d*)?\s*")  # cutoffs: trec_eval truncates 23.4 to 23
+
+
 def _parse_params(m: Measure, text: str, spec: str) -> tuple:
   """Parses ``5,10`` or ``.1,.25``; trec_eval sorts cutoffs ascending and truncates to ints."""
   if m.params == "none":
     raise ValueError(f"measure {m.name!r} takes no parameters in jaxrank, got {spec!r} "
                      f"(trec_eval's gain and level parameters are not supported)")
-  try:
-    values = [float(v) for v in text.split(",")]
-  except ValueError:
-    raise ValueError(f"measure {spec!r}: parameters must be comma-separated numbers") from None
+  pieces = text.split(",")
+  values = [float(v) if _NUMBER.fullmatch(v) else math.nan for v in pieces]
+  if not all(math.isfinite(v) for v in values):
+    raise ValueError(f"measure {spec!r}: parameters must be finite numbers, comma-separated "
+                     f"(like 5,10 or .25), got {text!r}")
   if m.params == "beta":
     if not values[0] > 0:
       raise ValueError(f"measure {spec!r}: beta must be positive")
@@ -173,17 +193,23 @@ def _parse_params(m: Measure, text: str, spec: str) -> tuple:
     if len(values) != 4:
       raise ValueError(f"measure {spec!r}: give exactly 4 coefficients")
     return tuple(values)
+  if m.params in ("length", "int"):
+    if not all(_WHOLE.fullmatch(v) for v in pieces):
+      # trec_eval's atol reads 1e3 as 1: rather than differ silently, ask for 1000
+      raise ValueError(f"measure {spec!r}: write {m.params == 'int' and 'cutoffs' or 'the length'}"
+                       f" as whole numbers (like 1000, not 1e3), got {text!r}")
+    values = [int(v.split(".")[0]) for v in pieces]  # trec_eval reads 23.4 as 23
   if m.params == "length":
     if not values[0] >= 0:
       raise ValueError(f"measure {spec!r}: the length must be >= 0")
-    return (int(values[0]),)
+    return (values[0],)
   if m.params == "int":
-    ints = sorted({int(v) for v in values})
+    ints = sorted(set(values))
     if ints[0] <= 0:
-      raise ValueError(f"measure {spec!r}: cutoffs must be positive")
+      raise ValueError(f"measure {spec!r}: cutoffs must be whole numbers >= 1, got {text!r}")
     return tuple(ints)
   if any(not 0 <= v <= 1000 for v in values):
-    raise ValueError(f"measure {spec!r}: levels must be non-negative")
+    raise ValueError(f"measure {spec!r}: levels must be numbers from 0 to 1000")
   return tuple(sorted(set(values)))
 
 
@@ -191,28 +217,29 @@ def parse_measures(specs: Sequence[str]) -> list[Request]:
   """Parses trec_eval ``-m`` values into requests in trec_eval's print order.
 
   Accepts ``map``, ``P.5,10``, ``ndcg_cut.10``, ``iprec_at_recall..1,.5``, ``set_F.0.5``, the
-  printed forms ``P_10``/``ndcg_cut_10``, and the sets ``all_trec`` and ``official``.
+  printed forms ``P_10``/``ndcg_cut_10``, and the sets ``all_trec`` and ``official``. As in
+  trec_eval, a measure's parameters are those of the first ``NAME.params`` that names it (``-m
+  P.5 -m P.10`` computes P_5 only) and its defaults when none does; each printed form adds its
+  value (``-m P_5 -m P_10`` computes both).
 
   Example:
     >>> from jaxrank import _trec
-    >>> [n for r in _trec.parse_measures(["P.10,5", "map"]) for n in r.names()]
+    >>> [n for r in _trec.parse_measures(["P.10,5", "map", "P.20"]) for n in r.names()]
     ['map', 'P_5', 'P_10']
   """
-  chosen: dict[str, set] = {}
+  marked: set[str] = set()
+  first: dict[str, tuple] = {}  # the first `NAME.params` of each measure (trec_eval's rule)
+  printed: dict[str, list] = {}  # values of printed forms (P_10), jaxrank's extension
   for spec in specs:
     if spec in ("all_trec", "official"):
-      for name in ALL_TREC if spec == "all_trec" else OFFICIAL:
-        m = MEASURES[name]
-        if m.params in SINGLE:
-          chosen.setdefault(name, {m.defaults})
-        else:
-          chosen.setdefault(name, set()).update(m.defaults)
+      marked.update(ALL_TREC if spec == "all_trec" else OFFICIAL)
       continue
     name, _, text = spec.partition(".")
+    is_printed = False
     if name not in MEASURES and "_" in spec:  # printed form P_10, iprec_at_recall_0.10
       head, _, tail = spec.rpartition("_")
       if head in MEASURES and MEASURES[head].params != "none":
-        name, text = head, tail
+        name, text, is_printed = head, tail, True
     if name not in MEASURES:
       base = name.split("_")[0]
       if name in UNSUPPORTED or base in UNSUPPORTED or spec.startswith("prefs"):
@@ -220,14 +247,25 @@ def parse_measures(specs: Sequence[str]) -> list[Request]:
                          f"compute (see `jaxrank evaluate --help`)")
       raise ValueError(f"unknown measure {spec!r}; known: {', '.join(MEASURES)} "
                        f"(or all_trec, official)")
-    m = MEASURES[name]
-    params = _parse_params(m, text, spec) if text else m.defaults
-    if m.params in SINGLE:  # one setting: an explicit one replaces the default
-      chosen[name] = {params} if text or name not in chosen else chosen[name]
+    marked.add(name)
+    if not text and not spec.endswith("."):
+      continue
+    params = _parse_params(MEASURES[name], text, spec)  # checked even when not used
+    if is_printed:
+      printed.setdefault(name, []).extend(params)
     else:
-      chosen.setdefault(name, set()).update(params)
-  return [Request(MEASURES[name], next(iter(chosen[name])) if MEASURES[name].params in SINGLE
-                  else tuple(sorted(chosen[name]))) for name in MEASURES if name in chosen]
+      first.setdefault(name, params)
+  requests = []
+  for name, m in MEASURES.items():
+    if name not in marked:
+      continue
+    given = first.get(name, ()) + tuple(printed.get(name, ()))
+    if m.params in SINGLE:
+      params = given[:len(m.defaults)] or m.defaults
+    else:
+      params = tuple(sorted(set(given))) if given else m.defaults
+    requests.append(Request(m, params))
+  return requests
 
 
 # ----------------------------------------------------------------------------------------------
@@ -239,23 +277,157 @@ def bucket(n: int, minimum: int = 1) -> int:
   return 1 << (max(int(n), int(minimum), 1) - 1).bit_length()
 
 
-@functools.partial(jax.jit, static_argnames=("specs", "options", "ties"))
-def _kernel(keys, where, ids, grades, *, specs, options, ties):
-  ranks = _ranks._from_sparse(keys, ids, grades, where, None, ties=ties, method="count")
+# Padded [lists, slots] elements per kernel call: bounds the memory of a chunk whatever the number
+# of relevant documents of its lists; small batches are padded up to it (few distinct shapes).
+ELEMENTS = 1 << 20
+MIN_ELEMENTS = 1 << 12
+
+
+@functools.partial(jax.jit, static_argnames=("specs", "options", "size", "resolved"))
+def _kernel(lo, hi, grades, num_items, *, specs, options, size, resolved):
+  ranks = _ranks.Ranks(lo=lo, hi=hi, grades=grades, num_items=num_items,
+                       overflow=jnp.zeros(num_items.shape, bool), size=size,
+                       resolved=resolved)
   return _evaluate._compute(ranks, specs=specs, options=options)
 
 
-def score_lists(keys: np.ndarray, where: np.ndarray, ids: np.ndarray, grades: np.ndarray,
-                specs: tuple, options, *, ties: str) -> tuple[np.ndarray, ...]:
-  """Metrics of padded lists in the sparse form (``keys`` int32 order keys, higher first).
+def spans(sizes: np.ndarray, budget: int, most: int):
+  """Consecutive ``(start, stop)`` blocks of lists whose padded size, the number of lists times
+  the largest of their ``sizes``, stays within ``budget`` (a larger list gets a block of its
+  own), with at most ``most`` lists each."""
+  start, n = 0, sizes.size
+  while start < n:
+    cap = min(n, start + most)
+    cost = np.arange(1, cap - start + 1) * np.maximum.accumulate(sizes[start:cap])
+    stop = start + max(1, int(np.searchsorted(cost, budget, "right")))
+    yield start, stop
+    start = stop
 
-  ``ties="first"`` when the keys are distinct within each list (an order already resolved on
-  the host), else ``"average"`` (the policy is in ``options``). One compiled call per shape.
-  The kernel runs in JAX's x64 mode, so the values are float64 like trec_eval's.
+
+def rank_bounds(n_lists: int, item_list: np.ndarray, item_key: np.ndarray,
+                rel_list: np.ndarray, rel_item: np.ndarray, *,
+                distinct: bool) -> tuple[np.ndarray, np.ndarray]:
+  """1-based rank bounds ``lo = 1 + #{key > own}``, ``hi = #{key >= own}`` within each list of
+  the items ``rel_item`` (indices into the items; ``-1``: not ranked, bounds 0).
+
+  One sort of all items by (list, key): O(N log N) on the host, whatever the number of
+  relevant items (comparing each relevant item with every item would be O(N x relevant)).
+  Keys are ints or floats, higher first, NaN below everything, ``-0.0 == 0.0``.
   """
-  with jax.enable_x64(True):  # float64 formulas: means print as trec_eval's doubles do
-    out = _kernel(keys, where, ids, grades, specs=specs, options=options, ties=ties)
-    return tuple(np.asarray(v, np.float64) for v in out)
+  codes = _order_keys(item_key, False) + 1  # >= 0, NaN 0
+  span = int(codes.max()) + 1 if codes.size else 1
+  composite = item_list.astype(np.int64) * span + codes
+  ordered = np.sort(composite)
+  end = np.cumsum(np.bincount(item_list, minlength=n_lists))
+  ranked = rel_item >= 0
+  own = composite[rel_item[ranked]]
+  last = end[rel_list[ranked]]
+  lo = np.zeros(rel_item.size, np.int64)
+  hi = np.zeros(rel_item.size, np.int64)
+  lo[ranked] = last - np.searchsorted(ordered, own, "right") + 1
+  hi[ranked] = lo[ranked] if distinct else last - np.searchsorted(ordered, own, "left")
+  return lo, hi
+
+
+def resolve_ties(rel_list: np.ndarray, lo: np.ndarray, hi: np.ndarray, grade: np.ndarray,
+                 policy: str) -> np.ndarray:
+  """Exact positions of relevant items in their tie groups ``[lo, hi]`` under ``policy``:
+  ``"optimistic"`` puts them first (higher grades first), ``"pessimistic"`` last (higher grades
+  last). Items that are not ranked (``lo == 0``) stay unranked. O(m log m) on the host."""
+  sign = -1 if policy == "optimistic" else 1
+  order = np.lexsort((sign * grade, lo, rel_list))
+  lists, g_lo, g_hi = rel_list[order], lo[order], hi[order]
+  start = np.ones(lists.size, bool)
+  start[1:] = (lists[1:] != lists[:-1]) | (g_lo[1:] != g_lo[:-1])
+  group = np.cumsum(start) - 1
+  first = np.flatnonzero(start)
+  index = np.arange(lists.size) - first[group]  # rank within the group's relevant items
+  size = np.bincount(group, minlength=first.size)[group]
+  at = g_lo + index if policy == "optimistic" else g_hi - (size - 1 - index)
+  out = np.empty(lo.size, np.int64)
+  out[order] = np.where(g_lo > 0, at, 0)
+  return out
+
+
+def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_list: np.ndarray,
+                rel_lo: np.ndarray, rel_hi: np.ndarray, rel_grade: np.ndarray, specs: tuple,
+                options, *, resolved: bool, chunk: int = 4096,
+                progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, ...]:
+  """Core metrics of ``n_lists`` lists from the rank bounds of their relevant items.
+
+  List ``i`` ranks ``num_items[i]`` items in a catalog of ``length[i]``; each relevant item
+  ``(rel_list, rel_lo, rel_hi, rel_grade)`` sits somewhere in ranks ``[lo, hi]`` (``lo == hi``
+  when ``resolved``; ``lo == 0``: not ranked). ``options.ties`` optimistic or pessimistic is
+  applied here. Lists are scored in chunks of at most ``chunk`` lists and about
+  :data:`ELEMENTS` padded slots, every dimension padded to a power of two (few compilations);
+  each list's slots are in a canonical order (by rank, then grade), so a value depends on the
+  data only, not on the order of the input lines. The kernel runs in JAX's x64 mode, so values
+  are float64 like trec_eval's.
+  """
+  rel_lo, rel_hi = np.asarray(rel_lo, np.int64), np.asarray(rel_hi, np.int64)
+  if not resolved and options.ties in ("optimistic", "pessimistic"):
+    rel_lo = rel_hi = resolve_ties(rel_list, rel_lo, rel_hi, rel_grade, options.ties)
+    resolved = True
+  unranked = np.iinfo(np.int64).max
+  order = np.lexsort((rel_grade, rel_hi, np.where(rel_lo > 0, rel_lo, unranked), rel_list))
+  rel_list, rel_lo, rel_hi, rel_grade = (x[order] for x in (rel_list, rel_lo, rel_hi, rel_grade))
+  slots = np.bincount(rel_list, minlength=n_lists)
+  rel_first = np.concatenate([[0], np.cumsum(slots)])
+  outs: list[list[np.ndarray]] = [[] for _ in specs]
+  for lo_list, hi_list in spans(np.maximum(slots, 8), ELEMENTS, chunk):
+    rows = hi_list - lo_list
+    nslots = bucket(int(slots[lo_list:hi_list].max()), 8)
+    nb = bucket(rows, max(1, MIN_ELEMENTS // nslots))
+    size = bucket(int(length[lo_list:hi_list].max()), 16)
+    a, b = rel_first[lo_list], rel_first[hi_list]
+    r = rel_list[a:b] - lo_list
+    c = np.arange(a, b) - rel_first[rel_list[a:b]]
+    lo = np.full((nb, nslots), size + 1, np.int32)
+    hi = np.full((nb, nslots), size + 1, np.int32)
+    grades = np.zeros((nb, nslots), np.float32)
+    ranked = rel_lo[a:b] > 0
+    lo[r, c] = np.where(ranked, rel_lo[a:b], size + 1)
+    hi[r, c] = np.where(ranked, rel_hi[a:b], size + 1)
+    grades[r, c] = rel_grade[a:b]
+    items = np.zeros(nb, np.int32)
+    items[:rows] = num_items[lo_list:hi_list]
+    with jax.enable_x64(True):  # float64 formulas: means print as trec_eval's doubles do
+      out = _kernel(lo, hi, grades, items, specs=specs, options=options, size=size,
+                    resolved=resolved)
+      for acc, v in zip(outs, out):
+        acc.append(np.asarray(v, np.float64)[:rows])
+    if progress is not None:
+      progress(hi_list, n_lists)
+  if n_lists == 0:
+    return tuple(np.zeros(0) for _ in specs)
+  return tuple(np.concatenate(acc) for acc in outs)
+
+
+def score_flat(n_lists: int, item_list: np.ndarray, item_pos: np.ndarray, item_key: np.ndarray,
+               length: np.ndarray, rel_list: np.ndarray, rel_slot: np.ndarray,
+               rel_grade: np.ndarray, specs: tuple, options, *, ties: str, chunk: int = 4096,
+               progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, ...]:
+  """Core metrics of ``n_lists`` lists given in flat form.
+
+  List ``i`` is a catalog of ``length[i]`` items; the ranked ones are the items
+  ``(item_list, item_pos)`` with order keys ``item_key`` (higher first; ints, or float32 scores
+  compared as they are, NaN last), the others are unranked (never retrieved); positions and
+  slots are in ``[0, length[i])``.
+  ``(rel_list, rel_slot, rel_grade)`` are its positive judgments. ``ties="first"`` when the keys
+  are distinct within each list (an order already resolved on the host), else ``"average"`` (the
+  policy is in ``options``). The ranks are found on the host (:func:`rank_bounds`), the metrics
+  by :func:`score_ranks`.
+  """
+  length = np.asarray(length, np.int64)
+  offsets = np.cumsum(length) - length
+  where = np.full(int(length.sum()), -1, np.int64)
+  where[offsets[item_list] + item_pos] = np.arange(item_list.size)
+  rel_item = where[offsets[rel_list] + rel_slot]
+  lo, hi = rank_bounds(n_lists, item_list, item_key, rel_list, rel_item,
+                       distinct=ties == "first")
+  num_items = np.bincount(item_list, minlength=n_lists)
+  return score_ranks(n_lists, length, num_items, rel_list, lo, hi, rel_grade, specs, options,
+                     resolved=ties == "first", chunk=chunk, progress=progress)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -285,8 +457,15 @@ def _factorize_sorted(strings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _order_keys(score: np.ndarray, float32: bool) -> np.ndarray:
-  """Dense int keys with the scores' order (equal scores equal keys); NaN below everything."""
-  s = score.astype(np.float32) if float32 else score
+  """Dense int keys with the scores' order (equal scores equal keys); NaN below everything.
+
+  ``float32``: compare the scores as float32, as pytrec_eval does (C's cast: beyond float32's
+  range a score becomes +-inf, with no warning).
+  """
+  if score.dtype.kind in "iub":
+    return np.unique(score, return_inverse=True)[1].reshape(-1).astype(np.int64)
+  with np.errstate(over="ignore"):
+    s = score.astype(np.float32) if float32 else score
   nan = np.isnan(s)
   _, inv = np.unique(np.where(nan, -np.inf, s), return_inverse=True)
   return np.where(nan, -1, inv.reshape(-1)).astype(np.int64)
@@ -308,6 +487,24 @@ def within_group(group: np.ndarray, n_groups: int) -> np.ndarray:
   out = np.empty(group.size, np.int64)
   out[order] = np.arange(group.size) - (np.cumsum(counts) - counts)[group[order]]
   return out
+
+
+def _some(qids: np.ndarray, shown: int = 3) -> str:
+  """``queries 'a', 'b', 'c', ... (10 in all)`` for error messages."""
+  if qids.size == 0:
+    return "no queries"
+  names = ", ".join(repr(q.decode(errors="replace")) for q in qids[:shown].tolist())
+  more = f", ... ({qids.size} in all)" if qids.size > shown else ""
+  return f"quer{'y' if qids.size == 1 else 'ies'} {names}{more}"
+
+
+def check_level(threshold) -> float | int:
+  """trec_eval's ``-l``: a positive number (relevant means grade >= it); a level above every
+  possible grade is kept as 2**62 (nothing is relevant), so int64 comparisons cannot overflow."""
+  if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, numbers.Real) or (
+      not threshold > 0):
+    raise ValueError(f"threshold (trec_eval's -l) must be a positive number, got {threshold!r}")
+  return min(threshold, 2**62)
 
 
 def _duplicates(q: np.ndarray, doc: np.ndarray, qids, docs, what: str) -> None:
@@ -338,6 +535,10 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   """
   if ties not in TIES:
     raise ValueError(f"ties must be one of {list(TIES)}, got {ties!r}")
+  max_docs = _checks.check_k(max_docs, "max_docs")
+  if max_docs is not None:
+    max_docs = min(max_docs, len(run))  # a larger cut keeps everything (and fits in int64)
+  threshold = check_level(threshold)
   ordered = ties in ORDERED
   for r in requests:
     if not ordered and r.measure.name in NEEDS_ORDER:
@@ -349,6 +550,11 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   qrel_qids, qrel_q = _factorize_sorted(qrels.qid)
   run_qids, run_q = _factorize_sorted(run.qid)
   keep_q = np.ones(qrel_qids.size, bool) if complete else np.isin(qrel_qids, run_qids)
+  if not complete and not keep_q.any():
+    run_name, qrels_name = (f" {s}" if s != kind else "" for s, kind in zip(
+        sources, ("run", "qrels")))
+    raise ValueError(f"no query of the run{run_name} ({_some(run_qids)}) has judgments in the "
+                     f"qrels{qrels_name} ({_some(qrel_qids)}); nothing to evaluate")
   qids = qrel_qids[keep_q]
   nq = qids.size
   remap = np.full(qrel_qids.size, -1)
@@ -374,14 +580,25 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   order = np.lexsort((tie, -keys, rq))
   rq, rdoc, keys = rq[order], rdoc[order], keys[order]
   counts = np.bincount(rq, minlength=nq)
-  starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+  starts = np.cumsum(counts) - counts
   pos = np.arange(rq.size) - starts[rq]
   if max_docs is not None:
     cut = pos < max_docs
     rq, rdoc, keys, pos = rq[cut], rdoc[cut], keys[cut], pos[cut]
     counts = np.minimum(counts, max_docs)
+  # Rank bounds of each retrieved document: its position, or its tie group's (contiguous here).
+  if ordered:
+    item_lo = item_hi = pos + 1
+  else:
+    start = np.ones(rq.size, bool)
+    start[1:] = (rq[1:] != rq[:-1]) | (keys[1:] != keys[:-1])
+    group = np.cumsum(start) - 1
+    first = np.flatnonzero(start)
+    last = np.r_[first[1:], rq.size] - 1
+    item_lo, item_hi = pos[first][group] + 1, pos[last][group] + 1
 
-  # Grades of retrieved documents: -2 not in the qrels, -1 pooled but unjudged.
+  # Grades of retrieved documents in rank order (trec_eval's form_res_rels): the judgment, or
+  # UNJUDGED for every negative judgment (in the pool, not judged), or NOT_IN_QRELS.
   D = max(docs.size, 1)
   jkey = jq.astype(np.int64) * D + jdoc
   jorder = np.argsort(jkey)
@@ -389,38 +606,53 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   rkey = rq.astype(np.int64) * D + rdoc
   at = np.minimum(np.searchsorted(jkey_sorted, rkey), max(jkey.size - 1, 0))
   found = (jkey_sorted[at] == rkey) if jkey.size else np.zeros(rkey.size, bool)
-  rgrade = np.where(found, jrel[jorder][at] if jkey.size else 0, -2)
-  retrieved_j = np.zeros(jkey.size, bool)
-  retrieved_j[jorder[at[found]]] = True
+  judgment = np.maximum(jrel[jorder][at], UNJUDGED) if jkey.size else np.zeros(rkey.size, int)
+  rgrade = np.where(found, judgment, NOT_IN_QRELS)
+  item_of_j = np.full(jkey.size, -1)  # the retrieved document of each judgment, if any
+  item_of_j[jorder[at[found]]] = np.flatnonzero(found)
 
-  width = int(counts.max()) if nq else 0
-  G = np.full((nq, max(width, 1)), -2, np.int64)  # grades in rank order
-  G[rq, pos] = rgrade
   per_query: dict[str, np.ndarray] = {}
-  num_rel = np.bincount(jq, weights=jrel >= threshold, minlength=nq)
-  num_nonrel = np.bincount(jq, weights=(jrel >= 0) & (jrel < threshold), minlength=nq)
-  rel_matrix = G >= threshold
+  relevant = (jrel >= threshold) & (jrel >= 0)
+  num_rel = np.bincount(jq, weights=relevant, minlength=nq).astype(np.int64)
+  num_nonrel = np.bincount(jq, weights=(jrel >= 0) & ~relevant, minlength=nq).astype(np.int64)
 
-  # Rank-core measures. A query's catalog: its retrieved docs (by position), then its
-  # unretrieved relevant docs (unranked, so they count in R and in the ideal DCG).
+  # Rank-core measures. A query's catalog: its retrieved docs, then its unretrieved relevant
+  # docs (unranked, so they count in R and in the ideal DCG).
   specs = _core_specs(requests) + tuple(core_specs)
   core_values: dict[tuple, np.ndarray] = {}
   if specs:
     options = options or _evaluate.make_options(threshold=threshold,
                                                 ties="first" if ordered else ties)
-    unret = (~retrieved_j) & (jrel > 0)
-    extra = np.bincount(jq[unret], minlength=nq)
-    slot = np.empty(jkey.size, np.int64)
-    slot[jorder[at[found]]] = pos[found]
-    uq = jq[unret]  # in the qrels' row order, which need not be grouped by query
-    slot[np.flatnonzero(unret)] = counts[uq] + within_group(uq, nq)
     positive = jrel > 0
-    out = score_flat(nq, rq, pos, -pos if ordered else keys, counts + extra, jq[positive],
-                     slot[positive], jrel[positive], specs, options,
-                     ties="first" if ordered else "average", chunk=chunk, progress=progress)
+    item = item_of_j[positive]
+    extra = np.bincount(jq[positive][item < 0], minlength=nq)
+    retrieved = item >= 0
+    rel_lo, rel_hi = np.zeros(item.size, np.int64), np.zeros(item.size, np.int64)
+    rel_lo[retrieved], rel_hi[retrieved] = item_lo[item[retrieved]], item_hi[item[retrieved]]
+    out = score_ranks(nq, counts + extra, counts, jq[positive], rel_lo, rel_hi,
+                      jrel[positive], specs, options, resolved=ordered, chunk=chunk,
+                      progress=progress)
     core_values = dict(zip(specs, out))
   elif progress is not None:
     progress(nq, nq)
+
+  # Host measures, on the grades in rank order G[query, rank], a block of queries at a time so
+  # that one long query does not pad every other one to its length.
+  host = [r for r in requests if r.measure.summary not in ("runid", "count")]
+  by_query = np.argsort(jq, kind="stable")
+  jq_sorted, jrel_sorted = jq[by_query], jrel[by_query]
+  jfirst = np.searchsorted(jq_sorted, np.arange(nq + 1))
+  rfirst = np.concatenate([[0], np.cumsum(counts)])  # rq is sorted by query
+  parts: list[list[list[np.ndarray]]] = [[] for _ in host]
+  for a, b in spans(np.maximum(counts, 1), ELEMENTS, nq) if host else ():
+    G = np.full((b - a, max(int(counts[a:b].max()), 1)), NOT_IN_QRELS, np.int64)
+    G[rq[rfirst[a]:rfirst[b]] - a, pos[rfirst[a]:rfirst[b]]] = rgrade[rfirst[a]:rfirst[b]]
+    judged = (jq_sorted[jfirst[a]:jfirst[b]] - a, jrel_sorted[jfirst[a]:jfirst[b]])
+    core = {k: v[a:b] for k, v in core_values.items()}
+    rel_matrix = (G >= threshold) & (G >= 0)
+    for acc, r in zip(parts, host):
+      acc.append(_measure_values(r.measure, r.params, core, G, rel_matrix, counts[a:b],
+                                 num_rel[a:b], num_nonrel[a:b], threshold, judged))
 
   summary: dict[str, float | int | str] = {}
   integer: set[str] = set()
@@ -432,17 +664,20 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
       if m.summary == "count":
         integer.add(m.name)
       continue
-    judged = (jq, jrel)
-    values = _measure_values(m, r.params, core_values, G, rel_matrix, counts, num_rel,
-                             num_nonrel, threshold, judged)
+    chunks = parts[host.index(r)]
+    values = ([np.concatenate(v) for v in zip(*chunks)] if chunks
+              else [np.zeros(0) for _ in names])
     for name, v in zip(names, values):
       if m.summary == "none":
         pass
       elif m.summary == "sum":
         integer.add(name)
         summary[name] = int(np.sum(v))
-      elif m.summary == "gm":
-        summary[name] = float(np.exp(np.mean(np.log(np.maximum(v, 1e-5))))) if nq else 0.0
+        if name == "num_rel" and complete:  # trec_eval's -c total: rel > 0 in the whole qrels
+          summary[name] = int(np.count_nonzero(qrels.rel > 0))
+      elif m.summary == "gm":  # logs added in query order, as trec_eval
+        logs = np.log(np.maximum(v, 1e-5)).tolist()
+        summary[name] = math.exp(sum(logs) / nq) if nq else 0.0
       else:
         summary[name] = sum(v.tolist()) / nq if nq else 0.0  # in query order, as trec_eval
       if m.per_query:
@@ -465,54 +700,6 @@ def _core_specs(requests: Sequence[Request]) -> tuple:
   return tuple(dict.fromkeys(specs))
 
 
-def score_flat(n_lists: int, item_list: np.ndarray, item_pos: np.ndarray, item_key: np.ndarray,
-               length: np.ndarray, rel_list: np.ndarray, rel_slot: np.ndarray,
-               rel_grade: np.ndarray, specs: tuple, options, *, ties: str, chunk: int = 4096,
-               progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, ...]:
-  """Core metrics of ``n_lists`` lists given in flat form, padded and bucketed on the host.
-
-  List ``i`` is a catalog of ``length[i]`` items; the ranked ones are the items
-  ``(item_list, item_pos)`` with order keys ``item_key`` (higher first; ints, or float32 scores
-  compared as they are, NaN last), the others are unranked
-  (never retrieved). ``(rel_list, rel_slot, rel_grade)`` are its positive judgments. Lists are
-  processed in chunks of ``chunk``, each padded to powers of two in every dimension, so a stream
-  of differently sized inputs compiles a handful of times.
-  """
-  outs: list[list[np.ndarray]] = [[] for _ in specs]
-  rel_order = np.argsort(rel_list, kind="stable")
-  rel_list, rel_slot, rel_grade = rel_list[rel_order], rel_slot[rel_order], rel_grade[rel_order]
-  rel_first = np.searchsorted(rel_list, np.arange(n_lists + 1))
-  item_order = np.argsort(item_list, kind="stable")
-  item_list, item_pos, item_key = item_list[item_order], item_pos[item_order], item_key[item_order]
-  item_first = np.searchsorted(item_list, np.arange(n_lists + 1))
-  for lo in range(0, n_lists, chunk):
-    hi = min(n_lists, lo + chunk)
-    nb = bucket(hi - lo, 64)  # at least 64 lists: padding rows cost little, shapes stay few
-    width = bucket(int(length[lo:hi].max()), 16)
-    nslots = bucket(int(np.diff(rel_first[lo:hi + 1]).max()), 8)
-    a, b = item_first[lo], item_first[hi]
-    keys = np.zeros((nb, width), np.float32 if item_key.dtype.kind == "f" else np.int32)
-    where = np.zeros((nb, width), bool)
-    if b > a:
-      k = item_key[a:b]
-      keys[item_list[a:b] - lo, item_pos[a:b]] = k if k.dtype.kind == "f" else k - k.min() + 1
-      where[item_list[a:b] - lo, item_pos[a:b]] = True
-    a, b = rel_first[lo], rel_first[hi]
-    rows = rel_list[a:b] - lo
-    cols = np.arange(a, b) - rel_first[rel_list[a:b]]
-    ids = np.full((nb, nslots), -1, np.int32)
-    grades = np.zeros((nb, nslots), np.float32)
-    ids[rows, cols] = rel_slot[a:b]
-    grades[rows, cols] = rel_grade[a:b]
-    for acc, v in zip(outs, score_lists(keys, where, ids, grades, specs, options, ties=ties)):
-      acc.append(v[:hi - lo])
-    if progress is not None:
-      progress(hi, n_lists)
-  if n_lists == 0:
-    return tuple(np.zeros(0) for _ in specs)
-  return tuple(np.concatenate(acc) for acc in outs)
-
-
 def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, threshold, judged):
   """Per-query values of one measure, one array per printed name."""
   R = num_rel
@@ -528,7 +715,7 @@ def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, thresh
     return [((G >= 0) & (G < threshold)).sum(1).astype(np.int64)]
   if name == "unj":
     valid = np.arange(G.shape[1]) < counts[:, None]
-    unjudged = np.cumsum(valid & ((G == -2) | (G == -1)), axis=1)
+    unjudged = np.cumsum(valid & (G < 0), axis=1)  # not in the qrels, or judged negative
     return [unjudged[:, min(k, G.shape[1]) - 1] / k for k in params]
   if name == "relative_P":
     return [core[("recall", k)] * R / np.maximum(np.minimum(k, R), 1) for k in params]
@@ -561,12 +748,11 @@ def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, thresh
   if name == "relstring":
     n = params[0]
     top = G[:, :n]
-    chars = np.full(top.shape, "<", dtype="U1")
+    chars = np.full(top.shape, "-", dtype="U1")  # NOT_IN_QRELS
     chars[top > 9] = ">"
     digit = (top >= 0) & (top <= 9)
     chars[digit] = np.asarray(top[digit] + ord("0"), np.uint32).view("U1")
-    chars[top == -2] = "-"
-    chars[top == -1] = "."
+    chars[top == UNJUDGED] = "."
     return [np.array(["".join(row[:min(n, c)]) for row, c in zip(chars.tolist(), counts)],
                      dtype=object)]
   if name in ("bpref", "gm_bpref"):
@@ -579,7 +765,7 @@ def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, thresh
   if name == "infAP":
     eps = 1e-5
     nonrel = np.cumsum((G >= 0) & (G < threshold), axis=1)  # before a relevant one: same
-    unjudged = np.cumsum(G == -1, axis=1)
+    unjudged = np.cumsum(G == UNJUDGED, axis=1)
     j = np.arange(hits.shape[1], dtype=np.float64)[None, :]
     before = hits - 1.0
     term = 1.0 / (j + 1) + (j / (j + 1)) * ((before + nonrel + unjudged) / np.maximum(j, 1)) * (

@@ -16,13 +16,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 import time
 from importlib import resources
 
-from jaxrank import _trec, io
+# Only the standard library at import time: `import jaxrank` imports this module first when it
+# runs as the `jaxrank` command (see exit_on_interrupt); _trec and io are imported when needed.
 
 EXAMPLE_QRELS = "example.qrels"
+INTERRUPTED = b"jaxrank: error: interrupted\n"
 EXAMPLE_RUN = "example.run"
 
 
@@ -36,6 +40,76 @@ def example_paths() -> tuple[str, str]:
   """
   root = resources.files("jaxrank") / "data"
   return str(root / EXAMPLE_QRELS), str(root / EXAMPLE_RUN)
+
+
+def _run_as_module() -> bool:
+  """``python -m jaxrank.cli``."""
+  argv = list(getattr(sys, "orig_argv", ()))
+  return "-m" in argv and argv[argv.index("-m") + 1:argv.index("-m") + 2] == ["jaxrank.cli"]
+
+
+def is_command() -> bool:
+  """True when this process is the ``jaxrank`` command (the console script or ``python -m
+  jaxrank.cli``), not a Python program that imports jaxrank."""
+  name = os.path.basename(sys.argv[0]) if sys.argv else ""
+  return name in ("jaxrank", "jaxrank.exe", "jaxrank-script.py") or _run_as_module()
+
+
+def exit_on_interrupt_if_command() -> None:
+  """Called by ``import jaxrank`` before it imports jax: :func:`exit_on_interrupt` when this
+  process is the command, so Ctrl-C during the imports is one line too; nothing otherwise."""
+  if not is_command():
+    return
+  exit_on_interrupt()
+  if _run_as_module():  # runpy runs this file again as __main__; it warns if it finds this copy
+    sys.modules.pop(__name__, None)
+
+
+_exiting = threading.Lock()
+
+
+def _interrupted(*_) -> None:
+  """Ends the process at once: one line on stderr and exit status 130 (128 + SIGINT)."""
+  if not _exiting.acquire(blocking=False):
+    return  # the other path is already ending the process
+  try:
+    os.write(2, INTERRUPTED)
+  finally:
+    os._exit(130)
+
+
+_interrupted.jaxrank = True
+
+
+def _watch(fd: int) -> None:
+  while True:
+    data = os.read(fd, 64)
+    if not data or signal.SIGINT in data:
+      _interrupted()
+
+
+def exit_on_interrupt() -> bool:
+  """Makes Ctrl-C (SIGINT) end the ``jaxrank`` command within moments, wherever it is.
+
+  Python runs signal handlers in the main thread between bytecodes, so a KeyboardInterrupt waits
+  for a long compiled computation (XLA, a big sort) to return, and one raised while jax is being
+  imported ends in a traceback. Here the C-level handler writes the signal to a pipe
+  (``signal.set_wakeup_fd``) and a daemon thread, blocked on that pipe, prints
+  ``jaxrank: error: interrupted`` and exits with status 130 (what shells report for Ctrl-C) as
+  soon as it reads it. Installed once, by the command only (``import jaxrank`` calls it before
+  importing jax when :func:`is_command`; :func:`main` when called without ``argv``). Returns
+  whether it is (now) installed.
+  """
+  if getattr(signal.getsignal(signal.SIGINT), "jaxrank", False):  # also set by another copy
+    return True
+  if threading.current_thread() is not threading.main_thread():
+    return False
+  read, write = os.pipe()
+  os.set_blocking(write, False)
+  signal.signal(signal.SIGINT, _interrupted)
+  signal.set_wakeup_fd(write)
+  threading.Thread(target=_watch, args=(read,), name="jaxrank-interrupt", daemon=True).start()
+  return True
 
 
 class _Progress:
@@ -81,6 +155,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
+  from jaxrank import _trec
+
   top = _Parser(prog="jaxrank", description="Ranking evaluation on jaxrank's rank core.")
   sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
   sub.required = True
@@ -113,18 +189,24 @@ def _parser() -> argparse.ArgumentParser:
   return top
 
 
-def _number(name: str, value, integer: set[str], quote: bool = False) -> str:
+def _number(name: str, value, integer: set[str], quote: bool = False, full: bool = False) -> str:
+  """trec_eval's text of a value (4 decimals), or with ``full`` the shortest text that reads
+  back as the same double (csv)."""
   if isinstance(value, str):
     return f"'{value}'" if quote else value  # trec_eval quotes per-query strings (relstring)
-  return str(int(value)) if name in integer else f"{float(value):6.4f}"
+  if name in integer:
+    return str(int(value))
+  return repr(float(value)) if full else f"{float(value):6.4f}"
 
 
-def _render(result: _trec.Result, fmt: str, per_query: bool) -> str:
+def _render(result, fmt: str, per_query: bool) -> str:
   names = list(result.per_query) if per_query else []
   if fmt in ("trec", "csv"):
-    rows = [(n, qid, _number(n, result.per_query[n][i], result.integer, quote=True))
+    full = fmt == "csv"
+    rows = [(n, qid, _number(n, result.per_query[n][i], result.integer, quote=True, full=full))
             for i, qid in enumerate(result.qids if per_query else []) for n in names]
-    rows += [(n, "all", _number(n, v, result.integer)) for n, v in result.summary.items()]
+    rows += [(n, "all", _number(n, v, result.integer, full=full))
+             for n, v in result.summary.items()]
     if fmt == "trec":
       return "".join(f"{n:<22}\t{q}\t{v}\n" for n, q, v in rows)
     return "measure,qid,value\n" + "".join(f"{n},{_csv(q)},{_csv(v)}\n" for n, q, v in rows)
@@ -160,6 +242,8 @@ def _csv(text: str) -> str:
 
 def evaluate_command(args: argparse.Namespace) -> str:
   """Runs ``jaxrank evaluate`` and returns the complete output text."""
+  from jaxrank import _trec, io
+
   if args.example:
     if args.qrels or args.run:
       raise ValueError("--example replaces QRELS and RUN; give one or the other")
@@ -187,8 +271,6 @@ def evaluate_command(args: argparse.Namespace) -> str:
                                 sources=(args.run, args.qrels))
   finally:
     progress.close()
-  if not result.qids and not args.complete:
-    raise ValueError("no query of the run has judgments in the qrels")
   return _render(result, args.format, args.per_query)
 
 
@@ -201,8 +283,15 @@ def main(argv: list[str] | None = None) -> int:
     num_q all 5
     0
   """
-  args = _parser().parse_args(argv)
+  if argv is None:  # the command itself: Ctrl-C ends it at once, even inside XLA
+    exit_on_interrupt()
   try:
+    try:
+      args = _parser().parse_args(argv)
+    except SystemExit as e:  # --help (printed on stdout), or a usage error (on stderr)
+      if not e.code and not _flushed():
+        return 1
+      raise
     text = evaluate_command(args)
   except (ValueError, TypeError, OSError) as e:
     message = " ".join(str(e).split()) or type(e).__name__
@@ -218,13 +307,39 @@ def main(argv: list[str] | None = None) -> int:
     sys.stderr.write(f"jaxrank: error: internal error ({type(e).__name__}: {message}); "
                      f"set JAXRANK_DEBUG=1 for a traceback\n")
     return 70
+  return 0 if _flushed(text) else 1
+
+
+def _flushed(text: str = "") -> bool:
+  """Writes ``text`` and flushes stdout; on a full disk, a closed pipe (`| head -c0`), ... says
+  so in one line and returns False."""
   try:
     sys.stdout.write(text)
     sys.stdout.flush()
-  except BrokenPipeError:  # e.g. `jaxrank evaluate ... | head`
+    return True
+  except OSError as e:
+    _discard_stdout()
+    reason = e.strerror or type(e).__name__
+    _say(f"jaxrank: error: cannot write the output to stdout: {reason}\n")
+    return False
+
+
+def _discard_stdout() -> None:
+  """Points stdout at /dev/null, so the interpreter's last flush of what could not be written
+  fails no more (it would print 'Exception ignored ...')."""
+  try:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
-  return 0
+  except (OSError, ValueError, AttributeError):
+    pass
+
+
+def _say(text: str) -> None:
+  try:
+    sys.stderr.write(text)
+    sys.stderr.flush()
+  except (OSError, ValueError):
+    pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -97,7 +97,8 @@ def test_json_and_csv_carry_the_same_numbers(capsys):
   t = values(trec)
   assert f"{data['all']['map']:6.4f}" == t[("map                   ", "all")]
   assert data["per_query"]["q101"]["num_rel"] == int(t[("num_rel               ", "q101")])
-  assert "map,q102," + t[("map                   ", "q102")] in csv.splitlines()
+  assert f"{data['per_query']['q102']['map']:6.4f}" == t[("map                   ", "q102")]
+  assert f"map,q102,{data['per_query']['q102']['map']!r}" in csv.splitlines()  # full precision
 
 
 def test_help_lists_every_measure(capsys):
@@ -114,7 +115,7 @@ def test_help_lists_every_measure(capsys):
     (["missing.qrels", "missing.run"], "cannot read missing.qrels"),
     (["--example", "-m", "nope"], "unknown measure 'nope'"),
     (["--example", "-m", "yaap"], "does not compute"),
-    (["--example", "-m", "P.x"], "comma-separated numbers"),
+    (["--example", "-m", "P.x"], "must be finite numbers, comma-separated"),
     (["--example", "-M", "0"], "-M must be a positive"),
     ([], "give QRELS and RUN"),
 ])
