@@ -186,7 +186,58 @@ def _parser() -> argparse.ArgumentParser:
                   "trec_eval 10)")
   ev.add_argument("--format", choices=("trec", "json", "csv", "table"), default="trec",
                   help="output format (default: trec_eval's)")
+  ev.add_argument("--no-cache", action="store_true",
+                  help=f"do not use the persistent compilation cache ({CACHE_ENV}=off does the "
+                  f"same; {CACHE_ENV}=DIR moves it)")
   return top
+
+
+CACHE_ENV = "JAXRANK_CACHE"
+
+
+def cache_dir(environ=None) -> str | None:
+  """Where the command keeps XLA's compiled kernels between runs, or None when it is off.
+
+  ``$JAXRANK_CACHE`` set to ``off`` (or ``0``, ``no``, ``false``, empty) turns the cache off; set
+  to a path it is the cache. Otherwise ``$XDG_CACHE_HOME/jaxrank/xla`` or
+  ``~/.cache/jaxrank/xla``. A directory that cannot be created or written (a read-only home) turns
+  the cache off: the command then compiles as if it had none, and says nothing.
+
+  Example:
+    >>> from jaxrank import cli
+    >>> cli.cache_dir({"JAXRANK_CACHE": "off"}) is None
+    True
+    >>> cli.cache_dir({"XDG_CACHE_HOME": "/tmp/c"}) == os.path.join("/tmp/c", "jaxrank", "xla")
+    True
+  """
+  env = os.environ if environ is None else environ
+  chosen = env.get(CACHE_ENV)
+  if chosen is not None and chosen.strip().lower() in ("", "0", "off", "no", "false"):
+    return None
+  if chosen:
+    return os.path.abspath(os.path.expanduser(chosen))
+  base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+  return os.path.join(base, "jaxrank", "xla")
+
+
+def _use_compilation_cache(path: str | None) -> bool:
+  """Points JAX's persistent compilation cache at ``path`` (every kernel, however quick to
+  compile); a second ``jaxrank evaluate`` of the same shapes then loads instead of compiling.
+  JAX writes each entry atomically, so concurrent commands share the directory safely."""
+  if path is None:
+    return False
+  try:
+    os.makedirs(path, exist_ok=True)
+    if not os.access(path, os.W_OK | os.X_OK):
+      return False
+  except OSError:
+    return False
+  import jax
+
+  jax.config.update("jax_compilation_cache_dir", path)
+  jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+  jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+  return True
 
 
 def _number(name: str, value, integer: set[str], quote: bool = False, full: bool = False) -> str:
@@ -244,6 +295,8 @@ def evaluate_command(args: argparse.Namespace) -> str:
   """Runs ``jaxrank evaluate`` and returns the complete output text."""
   from jaxrank import _trec, io
 
+  if is_command() and not args.no_cache:
+    _use_compilation_cache(cache_dir())
   if args.example:
     if args.qrels or args.run:
       raise ValueError("--example replaces QRELS and RUN; give one or the other")

@@ -211,3 +211,41 @@ def test_summary_lines_match_pytrec_eval(capsys, tmp_path, seed):
   for m in measures:
     expect = sum(ref[q][m] for q in sorted(ref)) / len(ref)
     assert got[(m, "all")] == f"{expect:.4f}", m
+
+
+def _command(env_extra, *args):
+  import os
+  env = dict(os.environ, **env_extra)
+  return subprocess.run([sys.executable, "-m", "jaxrank.cli", "evaluate", "--example", "-m", "map",
+                         *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_compilation_cache_is_written_reused_and_can_be_turned_off(tmp_path):
+  cache = tmp_path / "cache"
+  first = _command({"JAXRANK_CACHE": str(cache)})
+  assert first.returncode == 0 and first.stderr == "", first.stderr
+  entries = sorted(p.name for p in cache.iterdir())
+  assert entries, "the command wrote nothing to its compilation cache"
+  again = _command({"JAXRANK_CACHE": str(cache)})
+  assert again.stdout == first.stdout and sorted(p.name for p in cache.iterdir()) == entries
+  off = tmp_path / "off"
+  for env, args in (({"JAXRANK_CACHE": str(off)}, ("--no-cache",)),
+                    ({"JAXRANK_CACHE": "off", "XDG_CACHE_HOME": str(off)}, ())):
+    done = _command(env, *args)
+    assert done.returncode == 0 and done.stdout == first.stdout and not off.exists()
+
+
+def test_unusable_cache_directory_is_no_error(tmp_path):
+  # A cache home that cannot hold a directory (a plain file; chmod does not stop root, which
+  # runs CI): the command runs without a cache and says nothing.
+  blocked = tmp_path / "file"
+  blocked.write_text("")
+  done = _command({"XDG_CACHE_HOME": str(blocked)})
+  plain = _command({"JAXRANK_CACHE": "off"})
+  assert done.returncode == 0 and done.stderr == "" and done.stdout == plain.stdout
+
+
+def test_cache_dir_rules():
+  assert cli.cache_dir({"JAXRANK_CACHE": "0"}) is None
+  assert cli.cache_dir({"JAXRANK_CACHE": "~/x"}).endswith("/x")
+  assert cli.cache_dir({"HOME": "/h"}).endswith("/.cache/jaxrank/xla")
