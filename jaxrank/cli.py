@@ -4,6 +4,7 @@
                      [--ties {trec,average,optimistic,pessimistic,first}] [--float32]
                      [--format {trec,json,csv,table}]
     jaxrank evaluate --example [...]      # the small example qrels/run shipped in the package
+    jaxrank compare QRELS RUN RUN [...] [-m MEASURE ...] [--test ...]  # see jaxrank.compare
 
 The default output is trec_eval's: ``measure<TAB>qid<TAB>value`` with the name padded to 22
 characters and 4 decimals; ``-q`` prints every query before the ``all`` lines. Errors print one
@@ -20,7 +21,7 @@ import sys
 import time
 from importlib import resources
 
-from jaxrank import _trec, io
+from jaxrank import _trec, compare, io
 
 EXAMPLE_QRELS = "example.qrels"
 EXAMPLE_RUN = "example.run"
@@ -110,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
                   "trec_eval 10)")
   ev.add_argument("--format", choices=("trec", "json", "csv", "table"), default="trec",
                   help="output format (default: trec_eval's)")
+  compare.add_parser(sub)  # `jaxrank compare`: runs compared with significance tests
   return top
 
 
@@ -203,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
   """
   args = _parser().parse_args(argv)
   try:
-    text = evaluate_command(args)
+    text = compare.command(args) if args.command == "compare" else evaluate_command(args)
   except (ValueError, TypeError, OSError) as e:
     message = " ".join(str(e).split()) or type(e).__name__
     sys.stderr.write(f"jaxrank: error: {message}\n")
