@@ -683,8 +683,11 @@ def _random_signs(key, r, q: int):
 
 
 def _random_counts(key, r, q: int):
+  """Bootstrap counts [len(r), q]: q draws per resample, one random word each (Lemire's
+  multiply-shift maps a uint32 onto [0, q): half the random bits of ``randint``)."""
   def one(i):
-    idx = jax.random.randint(jax.random.fold_in(key, i), (q,), 0, q)
+    bits = jax.random.bits(jax.random.fold_in(key, i), (q,), jnp.uint32)
+    idx = ((bits.astype(jnp.uint64) * q) >> 32).astype(jnp.int32)
     return jnp.zeros(q, jnp.float64).at[idx].add(1.0)
   return jax.vmap(one)(r)
 
@@ -722,7 +725,9 @@ def bootstrap_counts(key: jax.Array | int, n_resamples: int, n_queries: int) -> 
   """How often each query is drawn in each bootstrap resample, ``[n_resamples, n_queries]``.
 
   Resample ``r`` draws ``n_queries`` query indices with replacement from
-  ``jax.random.fold_in(key, r)``; every row sums to ``n_queries``. Paired: all systems share them.
+  ``jax.random.fold_in(key, r)``, each ``floor(u * n_queries / 2^32)`` of a uniform 32-bit word
+  ``u`` (every query has probability ``1/n_queries`` within ``2^-32``); every row sums to
+  ``n_queries``. Paired: all systems share them.
 
   Example:
     >>> from jaxrank import stats
