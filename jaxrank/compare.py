@@ -143,9 +143,11 @@ class Report:
     """
     s = self.settings
     pairs = "each run against the first run a" if s["pairs"] == "baseline" else "all pairs"
+    correction = ("family-wise by construction" if s["test"] == "tukey"
+                  else CORRECTION_NAMES[s["correction"]])
     return (f"letters: significantly better than that run ({TEST_NAMES[s['test']]}, "
-            f"{CORRECTION_NAMES[s['correction']]}, alpha {s['alpha']:g}, {s['alternative']}; "
-            f"{pairs}); {len(self.queries)} queries")
+            f"{correction}, alpha {s['alpha']:g}, {s['alternative']}; {pairs}); "
+            f"{len(self.queries)} queries")
 
   def to_dict(self) -> dict[str, Any]:
     """Everything as plain Python values (what ``format="json"`` prints).
@@ -495,10 +497,10 @@ def plot_differences(report: Report, *, measure: str | None = None, system: int 
   res = report.pairs[m]
   tested = np.flatnonzero(((res.system == i) & (res.reference == j))
                           | ((res.system == j) & (res.reference == i)))
-  title = f"{report.systems[i]} - {report.systems[j]}: {m}, mean {d.mean():+.4f}"
+  title = f"{report.systems[i]} - {report.systems[j]} ({m})\nmean {d.mean():+.4f}"
   if tested.size:
     title += f", p = {_pvalue_text(float(res.adjusted[tested[0]]))}"
-  ax.set_title(title)
+  ax.set_title(title, fontsize="medium")
   ax.set_xlabel(f"queries, sorted by difference ({d.size})")
   ax.set_ylabel(f"difference in {m}")
   ax.set_xlim(-0.5, d.size - 0.5)
@@ -530,7 +532,8 @@ def plot_means(report: Report, *, measure: str | None = None,
   ax.set_xticks(x, [f"{a}: {s}" for a, s in zip(report.labels, report.systems)],
                 rotation=30 if len(report.systems) > 4 else 0)
   level = f"{100 * report.settings['confidence']:g}%"
-  ax.set_title(f"{m}: means with {level} confidence intervals ({report.settings['ci']})")
+  ax.set_title(f"{m}\nmeans, {level} confidence intervals ({report.settings['ci']})",
+               fontsize="medium")
   ax.set_ylabel(m)
   return fig
 
@@ -549,7 +552,7 @@ def plot_summary(report: Report, path: str | os.PathLike | None = None, *,
   plt = _pyplot()
   others = list(range(1, min(len(report.systems), max_differences + 1)))
   rows, cols = len(report.measures), 1 + len(others)
-  fig, axes = plt.subplots(rows, cols, figsize=(4.5 * cols, 3.2 * rows), squeeze=False)
+  fig, axes = plt.subplots(rows, cols, figsize=(4.5 * cols, 3.4 * rows), squeeze=False)
   for r, m in enumerate(report.measures):
     plot_means(report, measure=m, ax=axes[r, 0])
     for c, i in enumerate(others, start=1):
