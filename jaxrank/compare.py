@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from jaxrank import io, stats
+from jaxrank import _checks, io, stats
 
 if TYPE_CHECKING:  # matplotlib is optional and imported only when a plot is drawn
   import matplotlib.figure
@@ -202,7 +202,7 @@ class Report:
       b,b,0.43,a
       <BLANKLINE>
     """
-    stats._choice("format", format, FORMATS)
+    _checks.check_choice("format", format, FORMATS)
     if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 12:
       raise ValueError(f"digits must be an integer from 0 to 12, got {digits!r}")
     if format == "json":
@@ -361,6 +361,8 @@ def compare(per_query: Mapping[str, Mapping[str, Any]], *, test: str = "t",
     >>> r.pairs["ndcg"].pvalue.round(4).tolist()  # exact: 2^4 sign flips per pair
     [0.125, 0.125, 1.0]
   """
+  settings = _settings(test=test, pairs=pairs, correction=correction, alpha=alpha,
+                       alternative=alternative, confidence=confidence, ci=ci)
   by_measure = _per_measure(per_query)
   aligned = {m: stats.align(v, missing=missing) for m, v in by_measure.items()}
   queries = next(iter(aligned.values())).queries
@@ -370,19 +372,31 @@ def compare(per_query: Mapping[str, Mapping[str, Any]], *, test: str = "t",
                        "every measure the same queries")
   systems = next(iter(aligned.values())).systems
   values = np.stack([aligned[m].values for m in aligned])
-  if correction is None:
-    correction = "none" if test == "tukey" else "holm"
-  results = {m: stats.pairwise(values[i], test=test, pairs=pairs, alternative=alternative,
-                               correction=correction, alpha=alpha, confidence=confidence,
-                               ci=ci, key=key, n_resamples=n_resamples, **options)
-             for i, m in enumerate(aligned)}
+  results = {m: stats.pairwise(values[i], key=key, n_resamples=n_resamples, **settings,
+                               **options) for i, m in enumerate(aligned)}
   interval = stats.confidence_interval(values, confidence=confidence, method=ci, key=key,
                                        n_resamples=n_resamples)
-  settings = {"test": test, "correction": correction, "alpha": alpha, "alternative": alternative,
-              "pairs": pairs, "confidence": confidence, "ci": ci}
   return Report(systems=systems, measures=tuple(aligned), queries=queries, values=values,
                 means=interval.estimate.T, low=interval.low.T, high=interval.high.T,
                 pairs=results, settings=settings)
+
+
+def _settings(*, test: str = "t", pairs: str = "baseline", correction: str | None = None,
+              alpha: float = 0.05, alternative: str = "two-sided", confidence: float = 0.95,
+              ci: str = "t") -> dict[str, Any]:
+  """The comparison options, checked (before any run is evaluated), with the default
+  correction filled in: Holm, or none for Tukey's HSD."""
+  _checks.check_choice("test", test, stats.TESTS)
+  _checks.check_choice("pairs", pairs, ("baseline", "all"))
+  _checks.check_choice("alternative", alternative, stats.ALTERNATIVES)
+  _checks.check_choice("ci", ci, stats.CI_METHODS)
+  if correction is None:
+    correction = "none" if test == "tukey" else "holm"
+  _checks.check_choice("correction", correction, stats.CORRECTIONS)
+  _checks.check_unit_interval("alpha", alpha)
+  _checks.check_unit_interval("confidence", confidence)
+  return {"test": test, "pairs": pairs, "correction": correction, "alpha": alpha,
+          "alternative": alternative, "confidence": confidence, "ci": ci}
 
 
 def _is_frame(x: Any) -> bool:
@@ -420,7 +434,8 @@ def compare_runs(runs: Mapping[str, Any], qrels: Any,
   """
   from jaxrank import numpy as jrn  # jaxrank.numpy imports the TREC machinery: on demand
 
-  stats._choice("missing", missing, stats.MISSING)
+  _checks.check_choice("missing", missing, stats.MISSING)
+  _settings(**{k: v for k, v in options.items() if k in _settings.__kwdefaults__})
   if not isinstance(runs, Mapping) or len(runs) < 2:
     raise ValueError(f"runs must be a dict of at least 2 runs {{name: run}}, got "
                      f"{type(runs).__name__} of {len(runs) if isinstance(runs, Mapping) else 0}")
@@ -629,7 +644,7 @@ def _run_names(paths: list[str], names: str | None) -> list[str]:
     if len(set(out)) < len(out):
       out = list(paths)
   if len(set(out)) < len(out):
-    raise ValueError(f"run names must differ, got {out}; give --names")
+    raise ValueError(f"run names must differ, got {out}" + ("" if names else "; give --names"))
   return out
 
 

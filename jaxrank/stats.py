@@ -51,12 +51,14 @@ import numpy as np
 from jax.scipy import special as jsp
 from numpy.typing import ArrayLike
 
+from jaxrank import _checks
+
 __all__ = [
-    "ALTERNATIVES", "CORRECTIONS", "TESTS", "Interval", "Pairwise", "PerQuery", "TestResult",
-    "adjust", "align", "bootstrap_counts", "bootstrap_means", "bootstrap_test", "cohens_d",
-    "confidence_interval", "mean_difference", "pairwise", "randomization_test", "sign_flips",
-    "sign_test", "studentized_range_cdf", "studentized_range_sf", "t_cdf", "t_ppf", "t_sf",
-    "ttest", "tukey_hsd", "wilcoxon",
+    "ALTERNATIVES", "CI_METHODS", "CORRECTIONS", "MISSING", "PVALUES", "TESTS", "Interval",
+    "Pairwise", "PerQuery", "TestResult", "adjust", "align", "bootstrap_counts",
+    "bootstrap_means", "bootstrap_test", "cohens_d", "confidence_interval", "mean_difference",
+    "pairwise", "randomization_test", "sign_flips", "sign_test", "studentized_range_cdf",
+    "studentized_range_sf", "t_cdf", "t_ppf", "t_sf", "ttest", "tukey_hsd", "wilcoxon",
 ]
 
 ALTERNATIVES = ("two-sided", "greater", "less")
@@ -145,8 +147,7 @@ class Pairwise(NamedTuple):
 
 
 def _choice(name: str, value: Any, allowed: Sequence[str]) -> str:
-  if not isinstance(value, str) or value not in allowed:
-    raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
+  _checks.check_choice(name, value, allowed)
   return value
 
 
@@ -154,12 +155,6 @@ def _positive_int(name: str, value: Any) -> int:
   if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
     raise ValueError(f"{name} must be a positive integer, got {value!r}")
   return int(value)
-
-
-def _confidence(value: Any) -> float:
-  if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-    raise ValueError(f"confidence must be a number between 0 and 1, got {value!r}")
-  return float(value)
 
 
 def _array(name: str, x: Any, min_queries: int = 1) -> np.ndarray:
@@ -1003,7 +998,7 @@ def confidence_interval(x: ArrayLike, *, confidence: float = 0.95, method: str =
     True
   """
   _choice("method", method, CI_METHODS)
-  level = _confidence(confidence)
+  level = _checks.check_unit_interval("confidence", confidence)
   n = _positive_int("n_resamples", n_resamples)
   x = _array("x", x, min_queries=2)
   lead, q = x.shape[:-1], x.shape[-1]
@@ -1313,8 +1308,7 @@ def pairwise(values: ArrayLike, *, test: str = "t", pairs: str | Sequence = "all
                      f"correction='none', got {correction!r}")
   if test == "tukey" and alternative != "two-sided":
     raise ValueError(f"test='tukey' is two-sided only, got alternative={alternative!r}")
-  if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-    raise ValueError(f"alpha must be a number between 0 and 1, got {alpha!r}")
+  _checks.check_unit_interval("alpha", alpha)
   x = _array("values", values, min_queries=2)
   if x.ndim != 2 or x.shape[0] < 2:
     raise ValueError(f"values must be [systems, queries] with at least 2 systems, got shape "
