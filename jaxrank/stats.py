@@ -74,6 +74,7 @@ _SIDE = {"greater": 0, "less": 1, "two-sided": 2}  # rows of p-values and counts
 _RTOL = 1e-10
 _ELEMENTS_PER_CHUNK = 1 << 22  # resamples per chunk: chunk * queries <= 4M (32 MB of float64)
 _MAX_EXACT_QUERIES = 24
+_MAX_EXACT_WILCOXON = 200  # the exact table is [n + 1, n (n + 1) / 2 + 1]: 32 MB at n = 200
 
 
 class TestResult(NamedTuple):
@@ -477,7 +478,7 @@ def ttest(a: ArrayLike, b: ArrayLike, *, alternative: str = "two-sided") -> Test
   return TestResult(_out(t[:rows], lead), _out(p[_SIDE[alternative], :rows], lead))
 
 
-@functools.cache
+@functools.lru_cache(maxsize=4)
 def _wilcoxon_cdf_table(n_max: int) -> np.ndarray:
   """``table[n, k] = P(W <= k)`` of the exact signed-rank null distribution of n ranks."""
   top = n_max * (n_max + 1) // 2
@@ -568,8 +569,8 @@ def wilcoxon(a: ArrayLike, b: ArrayLike, *, alternative: str = "two-sided",
   * ``method="auto"``: the exact null distribution for at most 50 queries without ties or zeros;
     with ties or zeros, exact enumeration of the :math:`2^n` sign flips for at most 13 queries;
     otherwise the normal approximation with the tie correction (and the continuity correction
-    with ``correction=True``). Or force ``"exact"``, ``"asymptotic"`` or ``"permutation"``
-    (enumeration, at most 24 queries).
+    with ``correction=True``). Or force ``"exact"`` (at most 200 queries), ``"asymptotic"`` or
+    ``"permutation"`` (enumeration, at most 24 queries).
 
   The statistic is SciPy's: :math:`\min(W^+, W^-)` two-sided, else :math:`W^+`. Every value agrees
   with ``scipy.stats.wilcoxon(a, b, ...)`` on each pair; all differences zero give ``p = 1``
@@ -593,6 +594,9 @@ def wilcoxon(a: ArrayLike, b: ArrayLike, *, alternative: str = "two-sided",
   if method == "permutation" and q > _MAX_EXACT_QUERIES:
     raise ValueError(f"method='permutation' enumerates 2^queries sign flips: at most "
                      f"{_MAX_EXACT_QUERIES} queries, got {q}")
+  if method == "exact" and q > _MAX_EXACT_WILCOXON:
+    raise ValueError(f"method='exact' tabulates the signed-rank distribution: at most "
+                     f"{_MAX_EXACT_WILCOXON} queries, got {q} (use 'asymptotic')")
   table = _wilcoxon_cdf_table(min(q, 50) if method != "exact" else q)
   with jax.enable_x64(True):
     parts = _wilcoxon(jnp.asarray(_padded(a - b)), jnp.asarray(table),

@@ -388,6 +388,8 @@ def test_align_by_query_id_and_missing_policies():
     (lambda: stats.randomization_test(np.ones(30), np.zeros(30), method="exact"),
      "at most 24 queries, got 30"),
     (lambda: stats.confidence_interval([1.0, 2.0], confidence=95), "confidence must be"),
+    (lambda: stats.wilcoxon(np.ones(201), np.zeros(201), method="exact"),
+     "at most 200 queries, got 201 (use 'asymptotic')"),
     (lambda: stats.pairwise(np.ones((1, 4))), "at least 2 systems"),
     (lambda: stats.pairwise(np.ones((3, 4)), pairs=[(0, 3)]), "distinct system indices"),
     (lambda: stats.pairwise(np.ones((3, 4)), test="tukey", correction="holm"),
