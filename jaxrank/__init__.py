@@ -9,7 +9,9 @@ Beside the exact metrics: soft (differentiable) metrics and soft rank operators 
 ``fast_soft_rank``, ...), beyond-accuracy metrics (``coverage``, ``intra_list_diversity``,
 ``novelty``, ...), and the submodules ``jaxrank.linkpred`` (filtered link-prediction ranks),
 ``jaxrank.numpy`` (NumPy arrays, ragged lists and ``{qid: {docid: value}}`` dicts in, NumPy out),
-``jaxrank.io`` (TREC run/qrels files, pandas adapters) and ``jaxrank.plot`` (optional matplotlib).
+``jaxrank.io`` (TREC run/qrels files, pandas adapters), ``jaxrank.plot`` (optional matplotlib),
+``jaxrank.stats`` (significance tests, confidence intervals, multiple-comparison corrections) and
+``jaxrank.compare`` (systems compared on the same queries: tables with significance markers).
 
 Example:
   >>> import jaxrank
@@ -141,3 +143,8 @@ __all__ += [
     "top_k_ids",
     "user_bias",
 ]
+
+# Comparing systems: significance tests on per-query values, and the comparison report.
+from jaxrank import compare, stats  # noqa: E402
+
+__all__ += ["compare", "stats"]

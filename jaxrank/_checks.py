@@ -38,6 +38,13 @@ def check_choice(name: str, value: Any, choices: Sequence[str]) -> None:
     raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
 
 
+def check_unit_interval(name: str, value: Any) -> float:
+  """``value`` must be a real number strictly between 0 and 1 (a level or a probability)."""
+  if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
+    raise ValueError(f"{name} must be a number between 0 and 1, got {value!r}")
+  return float(value)
+
+
 def check_positive_number(name: str, value: Any) -> float:
   if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
     raise ValueError(f"{name} must be a positive number, got {value!r}")

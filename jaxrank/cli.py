@@ -4,6 +4,7 @@
                      [--ties {trec,average,optimistic,pessimistic,first}] [--float32]
                      [--format {trec,json,csv,table}]
     jaxrank evaluate --example [...]      # the small example qrels/run shipped in the package
+    jaxrank compare QRELS RUN RUN [...] [-m MEASURE ...] [--test ...]  # see jaxrank.compare
 
 The default output is trec_eval's: ``measure<TAB>qid<TAB>value`` with the name padded to 22
 characters and 4 decimals; ``-q`` prints every query before the ``all`` lines. Errors print one
@@ -23,7 +24,8 @@ import time
 from importlib import resources
 
 # Only the standard library at import time: `import jaxrank` imports this module first when it
-# runs as the `jaxrank` command (see exit_on_interrupt); _trec and io are imported when needed.
+# runs as the `jaxrank` command (see exit_on_interrupt); _trec, io and compare are imported when
+# needed.
 
 EXAMPLE_QRELS = "example.qrels"
 INTERRUPTED = b"jaxrank: error: interrupted\n"
@@ -155,7 +157,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-  from jaxrank import _trec
+  from jaxrank import _trec, compare
 
   top = _Parser(prog="jaxrank", description="Ranking evaluation on jaxrank's rank core.")
   sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -189,6 +191,7 @@ def _parser() -> argparse.ArgumentParser:
   ev.add_argument("--no-cache", action="store_true",
                   help=f"do not use the persistent compilation cache ({CACHE_ENV}=off does the "
                   f"same; {CACHE_ENV}=DIR moves it)")
+  compare.add_parser(sub)  # `jaxrank compare`: runs compared with significance tests
   return top
 
 
@@ -295,8 +298,6 @@ def evaluate_command(args: argparse.Namespace) -> str:
   """Runs ``jaxrank evaluate`` and returns the complete output text."""
   from jaxrank import _trec, io
 
-  if is_command() and not args.no_cache:
-    _use_compilation_cache(cache_dir())
   if args.example:
     if args.qrels or args.run:
       raise ValueError("--example replaces QRELS and RUN; give one or the other")
@@ -345,7 +346,14 @@ def main(argv: list[str] | None = None) -> int:
       if not e.code and not _flushed():
         return 1
       raise
-    text = evaluate_command(args)
+    if is_command() and not getattr(args, "no_cache", False):
+      _use_compilation_cache(cache_dir())
+    if args.command == "compare":
+      from jaxrank import compare
+
+      text = compare.command(args)
+    else:
+      text = evaluate_command(args)
   except (ValueError, TypeError, OSError) as e:
     message = " ".join(str(e).split()) or type(e).__name__
     sys.stderr.write(f"jaxrank: error: {message}\n")
