@@ -137,7 +137,8 @@ def _cap(r: Ranks, k: int | None) -> int:
 def _expected_hits(lo, hi, rel, cap):
   """Expected number of relevant items within the top ``cap`` (``cap`` may be per list)."""
   _, _, m = _window(lo, hi, cap)
-  return jnp.sum(jnp.where(rel, m / (hi - lo + 1), 0.0), axis=-1)
+  # m.astype: int32 / int32 is float32 even in x64 mode (recall 0.9 read 0.8999999761581421)
+  return jnp.sum(jnp.where(rel, m.astype(_float()) / (hi - lo + 1), 0.0), axis=-1)
 
 
 def _searchsorted(sorted_, queries, side):
