@@ -19,6 +19,7 @@ sized batches compiles a handful of times, not once per shape; padding never cha
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -29,8 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jaxrank import _evaluate, _trec, io
-from jaxrank._ranks import Ranks
+from jaxrank import _evaluate, _ranks, _trec, io
 
 __all__ = ["DEFAULT_METRICS", "evaluate", "evaluate_ranked", "evaluate_run"]
 
@@ -212,11 +212,19 @@ def _kernel_values(length, lists, pos, s, rel, grade, *, specs, options, ties):
     ids = np.full((rows, slots), -1, np.int32)
     grades = np.zeros((rows, slots), np.float32)
     ids[row, col], grades[row, col] = rel_pos[a:b], rel_grade[a:b]
-    kernel_ties = "first" if ties == "first" else "average"
-    for acc, v in zip(out, _trec.score_lists(k, valid, ids, grades, specs, options,
-                                             ties=kernel_ties)):
-      acc[order[lo:hi]] = v[:hi - lo]
+    with jax.enable_x64(True):  # float64 formulas
+      values = _count_kernel(k, valid, ids, grades, specs=specs, options=options,
+                             ties="first" if ties == "first" else "average")
+      for acc, v in zip(out, values):
+        acc[order[lo:hi]] = np.asarray(v, np.float64)[:hi - lo]
   return out
+
+
+@functools.partial(jax.jit, static_argnames=("specs", "options", "ties"))
+def _count_kernel(keys, valid, ids, grades, *, specs, options, ties):
+  """The metrics of padded lists in the sparse form, one compiled call per shape."""
+  ranks = _ranks.from_sparse(keys, ids, grades, valid, ties=ties, method="count")
+  return _evaluate.compute(ranks, None, specs, options)
 
 
 def _host_ranks(lists, s, rel, grade, ties: str) -> tuple[np.ndarray, np.ndarray]:
@@ -277,7 +285,7 @@ def _host_ranks(lists, s, rel, grade, ties: str) -> tuple[np.ndarray, np.ndarray
 def _score_ranks(lo, hi, grades, num_items, size: int, resolved: bool, specs, options):
   """Metrics of a padded batch of host-made ranks, in float64 (the kernel under x64 mode)."""
   with jax.enable_x64(True):
-    ranks = Ranks(lo=jnp.asarray(lo), hi=jnp.asarray(hi), grades=jnp.asarray(grades),
+    ranks = _ranks.Ranks(lo=jnp.asarray(lo), hi=jnp.asarray(hi), grades=jnp.asarray(grades),
                   num_items=jnp.asarray(num_items),
                   overflow=jnp.zeros(num_items.shape, bool), size=size, resolved=resolved)
     return tuple(np.asarray(v, np.float64) for v in _evaluate.compute(ranks, None, specs,
