@@ -164,10 +164,11 @@ def _in_call_order(order: np.ndarray, lists: np.ndarray, *columns: np.ndarray):
 
 
 def _kernel_keys(s: np.ndarray) -> np.ndarray:
-  """Order keys for the kernel: the scores as float32 where that is exact, else dense ranks.
+  """Order keys for the kernel: float32 or float64 scores as they are, else dense ranks.
 
-  Float32 subnormals get dense ranks too (XLA may flush them to zero); NaN ranks last. Dense
-  ranks are float32 too while they are below 2**24 (exact), so both share compilations.
+  Float32 where that is exact (half the memory), float64 otherwise; subnormals get dense ranks
+  (XLA may flush them to zero), as do integers beyond 2**24. NaN ranks last. Dense ranks are
+  float32 while below 2**24 (exact), so they share compilations with float32 scores.
   """
   if s.dtype.kind == "f":
     with np.errstate(over="ignore"):
@@ -175,6 +176,8 @@ def _kernel_keys(s: np.ndarray) -> np.ndarray:
     tiny = (s32 != 0) & (np.abs(s32) < np.finfo(np.float32).tiny)
     if np.array_equal(s32, s, equal_nan=True) and not tiny.any():
       return s32
+    if not np.any((s != 0) & (np.abs(s) < np.finfo(np.float64).tiny)):
+      return s  # float64 keys (the kernel runs in x64 mode): no host sort
     nan = np.isnan(s)
     uniq, inverse = np.unique(np.where(nan, -np.inf, s), return_inverse=True)
     ranks = np.where(nan, -1, inverse.reshape(-1))

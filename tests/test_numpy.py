@@ -422,7 +422,7 @@ def test_every_score_dtype_agrees_with_the_jax_api(dt):
 ALL_METRICS = ["precision@2", "recall@3", "fbeta", "hit_rate@1", "mrr", "map", "map@3",
                "average_recall", "dcg@3", "ndcg", "ndcg@2", "rprec", "mean_rank"]
 TIES = ["average", "first", "optimistic", "pessimistic"]
-SCORES = [0.0, -0.0, 0.5, 1.0, -1.0, float("nan"), float("inf"), float("-inf")]
+SCORES = [0.0, -0.0, 0.5, 1.0, -1.0, 0.1, 1 / 3, float("nan"), float("inf"), float("-inf")]
 
 
 @st.composite
