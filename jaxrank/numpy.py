@@ -425,8 +425,8 @@ def _as_flat(scores, labels, where):
   dense = _is_array(scores)
   if not dense and isinstance(scores, (list, tuple)):
     try:
-      probe = np.asarray(scores)
-      dense = probe.ndim >= 1 and not (probe.dtype == object and probe.ndim == 1)
+      probe = np.asarray(scores)  # [] is no lists (ragged), [0.5, 0.1] one list
+      dense = probe.ndim >= 2 or probe.ndim == 1 and probe.size and probe.dtype != object
     except (TypeError, ValueError):  # ragged
       dense = False
   if dense:
@@ -710,9 +710,10 @@ def _grade_array(keys, user, ids, grades) -> np.ndarray:
   bad = np.flatnonzero(np.isnan(grades) | (grades < 0) | (grades > _MAX_GRADE))
   if bad.size:
     i = bad[0]
+    item = ids[i].item() if isinstance(ids[i], np.generic) else ids[i]
     raise ValueError(f"relevant for {_label(keys, int(user[i]))}: the grade of item "
-                     f"{ids[i]!r} must be a number >= 0 and at most {_MAX_GRADE:g} (float32), "
-                     f"got {grades[i]!r}")
+                     f"{item!r} must be a number >= 0 and at most {_MAX_GRADE:g} (float32), "
+                     f"got {float(grades[i])!r}")
   return grades
 
 
