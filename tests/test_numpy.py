@@ -372,12 +372,15 @@ def _dtype_scores(dt):
   return np.array([[hi, lo, hi - 1, lo + 1, 0 if lo < 0 else 5]], dt)
 
 
+DTYPE_METRICS = ["mrr", "map", "ndcg@2"]
+
+
 @pytest.mark.parametrize("dt", SCORE_DTYPES, ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("ties", ["average", "first", "optimistic", "pessimistic"])
+@pytest.mark.parametrize("ties", ["average", "first"])  # every policy: the host ranks test
 def test_every_score_dtype_ranks_like_its_float64_value(dt, ties):
   scores = _dtype_scores(dt)
   labels = np.array([[0, 1, 2, 0, 1]])
-  metrics = ["mrr", "map", "ndcg@2", "mr"]
+  metrics = DTYPE_METRICS
   as_float = scores.astype(np.float64)
   if np.dtype(dt) in (np.int64, np.uint64):  # beyond float64's 53 bits: compare exactly
     order = np.argsort(-scores[0].astype(object), kind="stable")
@@ -409,8 +412,8 @@ def test_every_score_dtype_agrees_with_the_jax_api(dt):
     scores = np.array([[2**31 + 7, 3, 2**31 + 5, 0, 2**31]], dt)  # beyond int32, within 2**53
   labels = np.array([[0, 1, 2, 0, 1]])
   for ties in ("average", "first"):
-    want = jaxrank.evaluate(scores, labels, ["mrr", "map", "ndcg@2"], ties=ties)
-    got = jrn.evaluate(scores, labels, ["mrr", "map", "ndcg@2"], ties=ties)
+    want = jaxrank.evaluate(scores, labels, DTYPE_METRICS, ties=ties)
+    got = jrn.evaluate(scores, labels, DTYPE_METRICS, ties=ties)
     for m in got:
       np.testing.assert_allclose(got[m], np.asarray(want[m]), rtol=1e-6, err_msg=(ties, m))
 
@@ -419,8 +422,9 @@ def test_every_score_dtype_agrees_with_the_jax_api(dt):
 # Ranks found on the host (lists with many relevant items) equal the kernel's and the reference
 # (issue 10, item 19).
 
-ALL_METRICS = ["precision@2", "recall@3", "fbeta", "hit_rate@1", "mrr", "map", "map@3",
-               "average_recall", "dcg@3", "ndcg", "ndcg@2", "rprec", "mean_rank"]
+# One metric of each formula family that reads ranks differently (compile time is per metric).
+ALL_METRICS = ["precision@2", "recall@3", "hit_rate@1", "mrr", "map@3", "average_recall",
+               "ndcg@2", "mean_rank"]
 TIES = ["average", "first", "optimistic", "pessimistic"]
 SCORES = [0.0, -0.0, 0.5, 1.0, -1.0, 0.1, 1 / 3, float("nan"), float("inf"), float("-inf")]
 
@@ -432,7 +436,7 @@ def ragged_batches(draw):
   return [[s for s, _ in row] for row in rows], [[y for _, y in row] for row in rows]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(ragged_batches(), st.sampled_from(TIES))
 def test_host_ranks_equal_the_kernel_and_the_reference(batch, ties):
   """_KERNEL_MAX_SLOTS = 0 sends every list to the host ranks, 2 splits a batch between both."""
