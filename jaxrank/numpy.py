@@ -5,15 +5,19 @@ floats (``reduce="mean"``), or, where the input was keyed by user/query, ``{key:
 
 * :func:`evaluate` -- scores and labels, as arrays ``[..., n]`` or ragged lists of lists;
 * :func:`evaluate_ranked` -- a ranked list of item ids per user, and per user the relevant ids
-  (a list or set, grade 1) or a ``{id: grade}`` dict; lists or ``{user: ...}`` dicts;
+  (a list or set, grade 1) or a ``{id: grade}`` dict; lists, 2-D arrays padded with ``-1``
+  (NumPy or JAX, e.g. :func:`jaxrank.top_k_ids`' output) or ``{user: ...}`` dicts;
 * :func:`evaluate_run` -- pytrec_eval-style ``{qid: {docid: score}}`` and ``{qid: {docid:
   grade}}`` dicts (or :class:`jaxrank.io.Run`/:class:`jaxrank.io.Qrels`), trec_eval's way: ties
   broken by doc id descending, measures by jaxrank or trec_eval names (``"P_10"``, ``"bpref"``).
 
-Metric names and options are those of :func:`jaxrank.evaluate`. Inputs are checked eagerly here,
-with messages naming the list, user or query. Every input is padded on the host into the rank
-core's sparse form with every dimension rounded up to a power of two, so a stream of differently
-sized batches compiles a handful of times, not once per shape; padding never changes a result.
+Metric names and options are those of :func:`jaxrank.evaluate`; values are float64. Inputs are
+checked eagerly here, with one-line messages naming the argument, the list, user or query and the
+value. Scored lists with few relevant items go to the rank core's counting kernel; lists with
+many get their ranks on the host in O(n log r); ranked ids go straight to the rank core. Lists
+are padded on the host in calls of few shapes (every dimension a power of two), so a stream of
+differently sized batches compiles a handful of times and one long list costs what it costs
+alone; padding never changes a result.
 """
 
 from __future__ import annotations
@@ -289,10 +293,11 @@ def _score_ranks(lo, hi, grades, num_items, size: int, resolved: bool, specs, op
   """Metrics of a padded batch of host-made ranks, in float64 (the kernel under x64 mode)."""
   with jax.enable_x64(True):
     ranks = _ranks.Ranks(lo=jnp.asarray(lo), hi=jnp.asarray(hi), grades=jnp.asarray(grades),
-                  num_items=jnp.asarray(num_items),
-                  overflow=jnp.zeros(num_items.shape, bool), size=size, resolved=resolved)
-    return tuple(np.asarray(v, np.float64) for v in _evaluate.compute(ranks, None, specs,
-                                                                     options))
+                         num_items=jnp.asarray(num_items),
+                         overflow=jnp.zeros(num_items.shape, bool), size=size,
+                         resolved=resolved)
+    values = _evaluate.compute(ranks, None, specs, options)
+    return tuple(np.asarray(v, np.float64) for v in values)
 
 
 def _slot_values(num_items, slot_list, lo, hi, grade, *, resolved: bool, specs, options):
@@ -585,17 +590,42 @@ def _row_values(what: str, label: str, row: Any, ordered: bool) -> list:
   return list(row)
 
 
+@dataclasses.dataclass
 class _Side:
-  """One side's ids, flat: ``user`` (int64), ``ids`` (int64 array or list of str), ``kind``."""
+  """One side's ids, flat: ``user`` (int64), ``ids`` (int64 array or list of str), ``kind``
+  (``"int"``, ``"str"`` or None without ids) and, for the relevant side, ``grades``."""
 
-  def __init__(self, user: np.ndarray, ids, kind: str | None, grades: np.ndarray | None = None):
-    self.user, self.ids, self.kind, self.grades = user, ids, kind, grades
+  user: np.ndarray
+  ids: Any
+  kind: str | None
+  grades: np.ndarray | None = None
 
 
-def _id_error(what, keys, sizes, at, value) -> TypeError:
-  user = int(np.searchsorted(np.cumsum(sizes), at, side="right"))
-  return TypeError(f"{what} for {_label(keys, user)}: item ids must be ints >= 0 or strings, "
-                   f"got {_describe(value)}")
+def _user_at(sizes, at: int) -> int:
+  """The user of the ``at``-th id, with ``sizes`` ids per user."""
+  return int(np.searchsorted(np.cumsum(sizes), at, side="right"))
+
+
+def _id_kind(what: str, keys, sizes, values: list) -> str | None:
+  """``"int"`` or ``"str"`` for ids all of one kind (None without ids); else a one-line error."""
+  types = set(map(type, values))
+  if not types:
+    return None
+  if all(issubclass(t, str) for t in types):
+    return "str"
+  if all(issubclass(t, (int, np.integer)) and not issubclass(t, (bool, np.bool_))
+         for t in types):
+    return "int"
+  strings = isinstance(values[0], str)
+  for at, v in enumerate(values):
+    label = _label(keys, _user_at(sizes, at))
+    if not (isinstance(v, str) or _is_number(v) and isinstance(v, (int, np.integer))):
+      raise TypeError(f"{what} for {label}: item ids must be ints >= 0 or strings, got "
+                      f"{_describe(v)}")
+    if isinstance(v, str) != strings:
+      raise TypeError(f"{what} for {label}: item ids must all be ints or all be strings, got "
+                      f"{_describe(v)} after {_describe(values[0])}")
+  raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _ints(what, keys, sizes, values: list) -> np.ndarray:
@@ -603,30 +633,12 @@ def _ints(what, keys, sizes, values: list) -> np.ndarray:
     return np.array(values, dtype=np.int64)
   except OverflowError:
     at = next(i for i, v in enumerate(values) if not -2**63 <= v < 2**63)
-    user = int(np.searchsorted(np.cumsum(sizes), at, side="right"))
-    raise ValueError(f"{what} for {_label(keys, user)}: int item ids must be in [0, 2**63), "
-                     f"got {values[at]}") from None
+    raise ValueError(f"{what} for {_label(keys, _user_at(sizes, at))}: int item ids must be in "
+                     f"[0, 2**63), got {values[at]}") from None
 
 
-def _flat_ids(what: str, keys, table, ordered: bool, grades_table=None) -> _Side:
-  """Flattens one side: ids checked to be all ints or all strings; ``-1`` padding dropped."""
-  n = len(table)
-  if isinstance(table, np.ndarray):
-    if table.dtype.kind in "iu":
-      if table.dtype == np.uint64 and table.size and table.max() >= 2**63:
-        at = np.argwhere(table >= 2**63)[0]
-        raise ValueError(f"{what} for {_label(keys, int(at[0]))}: int item ids must be in "
-                         f"[0, 2**63), got {table[tuple(at)]}")
-      arr = table.astype(np.int64)
-      keep = arr != -1
-      user = np.nonzero(keep)[0]
-      g = None if ordered else np.ones(user.size) if grades_table is None else _grade_array(
-          keys, user, arr[keep], grades_table[keep])
-      return _check_ids(what, keys, _Side(user, arr[keep], "int", g))
-    if table.dtype.kind not in "UO":
-      raise TypeError(f"{what} must hold int or string ids, got an array of dtype "
-                      f"{table.dtype}")
-    table = table.tolist()
+def _rows_of_ids(what: str, keys, table: list, ordered: bool, grades_table):
+  """Per-user rows chained: (ids per user, ids, grades) with grades 1 unless given."""
   sizes, values, grades = [], [], []
   for i, row in enumerate(table):
     label = _label(keys, i)
@@ -652,34 +664,43 @@ def _flat_ids(what: str, keys, table, ordered: bool, grades_table=None) -> _Side
       grades.extend([1] * len(items))
     values.extend(items)
     sizes.append(len(items))
-  user = np.repeat(np.arange(n), sizes)
-  types = set(map(type, values))
-  if all(issubclass(t, str) for t in types):
-    kind = "str" if values else None
-    side = _Side(user, values, kind)
-    if not ordered:
-      side.grades = _grade_values(keys, user, values, grades)
-    return side
-  if all(issubclass(t, (int, np.integer)) and not issubclass(t, (bool, np.bool_))
-         for t in types):
-    arr = _ints(what, keys, sizes, values)
-    keep = arr != -1
-    g = None if ordered else _grade_values(keys, user[keep],
-                                           [v for v, k in zip(values, keep) if k],
-                                           [v for v, k in zip(grades, keep) if k])
-    return _check_ids(what, keys, _Side(user[keep], arr[keep], "int", g))
-  strings = isinstance(values[0], str)
-  for at, v in enumerate(values):
-    if not (isinstance(v, str) or _is_number(v) and isinstance(v, (int, np.integer))):
-      raise _id_error(what, keys, sizes, at, v)
-    if isinstance(v, str) != strings:
-      user = int(np.searchsorted(np.cumsum(sizes), at, side="right"))
-      raise TypeError(f"{what} for {_label(keys, user)}: item ids must all be ints or all be "
-                      f"strings, got {_describe(v)} after {_describe(values[0])}")
-  raise AssertionError("unreachable")  # pragma: no cover
+  return sizes, values, grades
+
+
+def _flat_ids(what: str, keys, table, ordered: bool, grades_table=None) -> _Side:
+  """Flattens one side: ids checked to be all ints or all strings; ``-1`` padding dropped."""
+  if isinstance(table, np.ndarray):
+    if table.dtype.kind in "iu":
+      if table.dtype == np.uint64 and table.size and table.max() >= 2**63:
+        at = np.argwhere(table >= 2**63)[0]
+        raise ValueError(f"{what} for {_label(keys, int(at[0]))}: int item ids must be in "
+                         f"[0, 2**63), got {table[tuple(at)]}")
+      arr = table.astype(np.int64)
+      keep = arr != -1
+      user = np.nonzero(keep)[0]
+      g = None if ordered else np.ones(user.size) if grades_table is None else _grade_array(
+          keys, user, arr[keep], grades_table[keep])
+      return _check_ids(what, keys, _Side(user, arr[keep], "int", g))
+    if table.dtype.kind not in "UO":
+      raise TypeError(f"{what} must hold int or string ids, got an array of dtype "
+                      f"{table.dtype}")
+    table = table.tolist()
+  sizes, values, grades = _rows_of_ids(what, keys, table, ordered, grades_table)
+  user = np.repeat(np.arange(len(table)), sizes)
+  kind = _id_kind(what, keys, sizes, values)
+  ids, keep = values, None
+  if kind == "int":
+    ids = _ints(what, keys, sizes, values)
+    keep = ids != -1
+  g = None if ordered else _grade_values(keys, user, ids, grades, keep)
+  if keep is not None:
+    user, ids = user[keep], ids[keep]
+  return _check_ids(what, keys, _Side(user, ids, kind, g))
 
 
 def _check_ids(what, keys, side: _Side) -> _Side:
+  if side.kind != "int":
+    return side
   negative = np.flatnonzero(side.ids < 0)
   if negative.size:
     at = negative[0]
@@ -688,18 +709,26 @@ def _check_ids(what, keys, side: _Side) -> _Side:
   return side
 
 
-def _grade_values(keys, user, ids, grades: list) -> np.ndarray:
-  """Grades of the relevant ids: numbers >= 0 that float32 holds (not bools or NaN)."""
-  bad = next((i for i, g in enumerate(grades) if not _is_number(g)), None)
-  if bad is None:
+def _grade_values(keys, user, ids, grades: list, keep) -> np.ndarray:
+  """Grades of the relevant ids (``keep``: those not padding): numbers >= 0 that float32 holds
+  (not bools, NaN or infinite)."""
+  types = set(map(type, grades))
+  bad = None
+  if not all(issubclass(t, (int, float, np.integer, np.floating))
+             and not issubclass(t, (bool, np.bool_)) for t in types):
+    bad = next(i for i, g in enumerate(grades) if not _is_number(g))
+  else:
     try:
       values = np.array(grades, dtype=np.float64).reshape(-1)
     except OverflowError:
       bad = next(i for i, g in enumerate(grades) if abs(g) > 1e308)
   if bad is not None:
+    item = ids[bad].item() if isinstance(ids[bad], np.generic) else ids[bad]
     raise ValueError(f"relevant for {_label(keys, int(user[bad]))}: the grade of item "
-                     f"{ids[bad]!r} must be a number >= 0, got {_describe(grades[bad])}")
-  return _grade_array(keys, user, ids, values)
+                     f"{item!r} must be a number >= 0, got {_describe(grades[bad])}")
+  if keep is None:
+    return _grade_array(keys, user, ids, values)
+  return _grade_array(keys, user[keep], ids[keep], values[keep])
 
 
 def _grade_array(keys, user, ids, grades) -> np.ndarray:
