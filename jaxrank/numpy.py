@@ -5,28 +5,36 @@ floats (``reduce="mean"``), or, where the input was keyed by user/query, ``{key:
 
 * :func:`evaluate` -- scores and labels, as arrays ``[..., n]`` or ragged lists of lists;
 * :func:`evaluate_ranked` -- a ranked list of item ids per user, and per user the relevant ids
-  (a list or set, grade 1) or a ``{id: grade}`` dict; lists or ``{user: ...}`` dicts;
+  (a list or set, grade 1) or a ``{id: grade}`` dict; lists, 2-D arrays padded with ``-1``
+  (NumPy or JAX, e.g. :func:`jaxrank.top_k_ids`' output) or ``{user: ...}`` dicts;
 * :func:`evaluate_run` -- pytrec_eval-style ``{qid: {docid: score}}`` and ``{qid: {docid:
   grade}}`` dicts (or :class:`jaxrank.io.Run`/:class:`jaxrank.io.Qrels`), trec_eval's way: ties
   broken by doc id descending, measures by jaxrank or trec_eval names (``"P_10"``, ``"bpref"``).
 
-Metric names and options are those of :func:`jaxrank.evaluate`. Inputs are checked eagerly here,
-with messages naming the list, user or query. Every input is padded on the host into the rank
-core's sparse form with every dimension rounded up to a power of two, so a stream of differently
-sized batches compiles a handful of times, not once per shape; padding never changes a result.
+Metric names and options are those of :func:`jaxrank.evaluate`; values are float64. Inputs are
+checked eagerly here, with one-line messages naming the argument, the list, user or query and the
+value. Scored lists with few relevant items go to the rank core's counting kernel; lists with
+many get their ranks on the host in O(n log r); ranked ids go straight to the rank core. Lists
+are padded on the host in calls of few shapes (every dimension a power of two), so a stream of
+differently sized batches compiles a handful of times and one long list costs what it costs
+alone; padding never changes a result.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jaxrank import _evaluate, _trec, io
+from jaxrank import _evaluate, _ranks, _trec, io
 
 __all__ = ["DEFAULT_METRICS", "evaluate", "evaluate_ranked", "evaluate_run"]
 
@@ -59,77 +67,375 @@ def _reduce(values: np.ndarray, reduce, empty: str):
     raise ValueError("reduce='mean' cannot average a measure whose values are not numbers "
                      "(relstring): ask for it with reduce=None")
   if values.size == 0:
-    return math.nan
-  return float(np.nanmean(values) if empty == "skip" else np.mean(values))
+    raise ValueError("reduce='mean' has nothing to average: the input holds no lists")
+  if empty == "skip":  # NaN marks the skipped lists; none left gives NaN, without a warning
+    kept = values[~np.isnan(values)]
+    return float(np.mean(kept)) if kept.size else math.nan
+  return float(np.mean(values))
 
 
-def _is_padding(item) -> bool:
-  """An int id -1 (not a bool): padding of NumPy rows, skipped."""
-  return isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)) and (
-      item == -1)
+def _describe(value: Any) -> str:
+  """A value and its type for an error message, cut short."""
+  text = repr(value)
+  text = text if len(text) <= 60 else text[:57] + "..."
+  kind = type(value).__name__
+  if isinstance(value, int) and not isinstance(value, bool) and not (
+      -2**63 <= value < 2**64):
+    kind = "an int beyond 64 bits"
+  return f"{text} ({kind})"
 
 
-def _ordered_keys(lists: np.ndarray, keys: np.ndarray, ties: str) -> np.ndarray:
-  """``ties="first"``: distinct keys by (key desc, input order); otherwise the keys as given."""
-  if ties != "first":
-    return keys
-  order = np.lexsort((np.arange(keys.size), -keys, lists))
-  out = np.empty(keys.size, np.int64)
-  out[order] = -np.arange(keys.size)
+def _is_number(value: Any) -> bool:
+  return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+      value, (bool, np.bool_))
+
+
+def _is_array(x: Any) -> bool:
+  """NumPy and JAX arrays (anything with ``__array__`` that is not a list or tuple)."""
+  return hasattr(x, "__array__") and not isinstance(x, (list, tuple, str, bytes))
+
+
+# ----------------------------------------------------------------------------------------------
+# Padded calls of few shapes, and the two ways to the ranks of the relevant items.
+#
+# The counting kernel compares every item of a list with each of its relevant items: O(n r),
+# fastest while r is small. Lists with more than _KERNEL_MAX_SLOTS relevant items get their ranks
+# on the host instead, in O(n log r) (measured on a 2-core CPU: equal cost near 1,000 relevant
+# items in a list of 10^5 to 10^6 items). Either way the metrics then run on the rank core.
+
+_KERNEL_MAX_SLOTS = 1024
+_ITEMS_PER_CALL = 1 << 22  # padded items of one kernel call (the memory bound of a call)
+_MIN_ITEMS_PER_CALL = 1 << 12  # small calls are padded up to this: few distinct shapes
+_SLOTS_PER_CALL = 1 << 20
+_MIN_SLOTS_PER_CALL = 1 << 10
+
+
+def _pow2(x: np.ndarray, minimum: int) -> np.ndarray:
+  """Elementwise :func:`jaxrank._trec.bucket`: the next power of two >= ``max(x, minimum)``."""
+  x = np.maximum(np.asarray(x, np.int64), minimum)
+  return np.left_shift(1, np.frexp(x - 1)[1]).astype(np.int64)
+
+
+def _batches(width: np.ndarray, slots: np.ndarray, *, budget: int, floor: int):
+  """Lists grouped into padded calls of few distinct shapes.
+
+  ``width[i]`` and ``slots[i]`` are list ``i``'s padded numbers of items and of relevant slots
+  (powers of two); its work is ``width * slots`` and its memory ``max(width, slots)``. All lists
+  form one group, padded to the largest shape, unless that would more than quadruple the work
+  and cost more than ``2**26`` element steps (some 50 ms); then each shape is a group. A group
+  is cut into calls of at most ``budget`` padded elements whose rows are a power of two, at
+  least ``floor`` elements and at most a quarter padding where the floor allows: one long list
+  is one row, while a stream of small batches compiles a handful of shapes.
+
+  Returns ``(order, calls)``: the lists in call order and ``(start, stop, rows, width, slots)``
+  for each call, over ``order``.
+  """
+  n = width.size
+  work = width * slots
+  padded = n * int(width.max()) * int(slots.max())
+  if padded <= max(4 * int(work.sum()), 1 << 26):
+    order, bounds = np.arange(n), np.array([0, n])
+  else:
+    key = (width << 32) | slots
+    order = np.argsort(key, kind="stable")
+    bounds = np.r_[0, np.flatnonzero(np.diff(key[order])) + 1, n]
+  calls = []
+  for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+    group = order[a:b]
+    largest = int(np.maximum(width[group], slots[group]).max())
+    most, least = max(1, budget // largest), max(1, floor // largest)
+    lo = a
+    while lo < b:
+      rows = min(most, _trec.bucket(b - lo, least))
+      if rows // 2 >= least and b - lo <= rows * 3 // 4:  # > 1/4 padding: a half call first
+        rows //= 2
+      hi = min(b, lo + rows)
+      w, s = int(width[order[lo:hi]].max()), int(slots[order[lo:hi]].max())
+      calls.append((lo, hi, rows, w, s))
+      lo = hi
+  return order, calls
+
+
+def _in_call_order(order: np.ndarray, lists: np.ndarray, *columns: np.ndarray):
+  """Renumbers lists by their place in ``order`` and sorts the items by it (stable)."""
+  rank = np.empty(order.size, np.int64)
+  rank[order] = np.arange(order.size)
+  renumbered = rank[lists]
+  if renumbered.size and np.any(renumbered[1:] < renumbered[:-1]):
+    perm = np.argsort(renumbered, kind="stable")
+    return (renumbered[perm], *(c[perm] for c in columns))
+  return (renumbered, *columns)
+
+
+def _kernel_keys(s: np.ndarray) -> np.ndarray:
+  """Order keys for the kernel: float32 or float64 scores as they are, else dense ranks.
+
+  Float32 where that is exact (half the memory), float64 otherwise; subnormals get dense ranks
+  (XLA may flush them to zero), as do integers beyond 2**24. NaN ranks last. Dense ranks are
+  float32 while below 2**24 (exact), so they share compilations with float32 scores.
+  """
+  if s.dtype.kind == "f":
+    with np.errstate(over="ignore"):
+      s32 = s.astype(np.float32)
+    tiny = (s32 != 0) & (np.abs(s32) < np.finfo(np.float32).tiny)
+    if np.array_equal(s32, s, equal_nan=True) and not tiny.any():
+      return s32
+    if not np.any((s != 0) & (np.abs(s) < np.finfo(np.float64).tiny)):
+      return s  # float64 keys (the kernel runs in x64 mode): no host sort
+    nan = np.isnan(s)
+    uniq, inverse = np.unique(np.where(nan, -np.inf, s), return_inverse=True)
+    ranks = np.where(nan, -1, inverse.reshape(-1))
+  elif s.size == 0 or (s.min() >= -2**24 and s.max() <= 2**24):
+    return s.astype(np.float32)
+  else:
+    uniq, inverse = np.unique(s, return_inverse=True)
+    ranks = inverse.reshape(-1)
+  return ranks.astype(np.float32 if uniq.size < 2**24 else np.int32)
+
+
+def _kernel_values(length, lists, pos, s, rel, grade, *, specs, options, ties):
+  """Metrics of lists with few relevant items, ranked by the counting kernel.
+
+  Items are ``(lists, pos, s)`` (position ``pos`` in list order); ``rel`` marks the relevant
+  ones, of grade ``grade``. ``ties="first"`` breaks ties by position.
+  """
+  n = length.size
+  m = np.bincount(lists[rel], minlength=n)
+  order, calls = _batches(_pow2(length, 16), _pow2(m, 8), budget=_ITEMS_PER_CALL,
+                          floor=_MIN_ITEMS_PER_CALL)
+  lists, pos, keys, rel, grade = _in_call_order(order, lists, pos, _kernel_keys(s), rel, grade)
+  first = np.searchsorted(lists, np.arange(n + 1))
+  rel_list, rel_pos, rel_grade = lists[rel], pos[rel], grade[rel]
+  rel_first = np.searchsorted(rel_list, np.arange(n + 1))
+  out = [np.empty(n) for _ in specs]
+  for lo, hi, rows, width, slots in calls:
+    a, b = first[lo], first[hi]
+    k = np.zeros((rows, width), keys.dtype)
+    valid = np.zeros((rows, width), bool)
+    k[lists[a:b] - lo, pos[a:b]] = keys[a:b]
+    valid[lists[a:b] - lo, pos[a:b]] = True
+    a, b = rel_first[lo], rel_first[hi]
+    row, col = rel_list[a:b] - lo, np.arange(a, b) - rel_first[rel_list[a:b]]
+    ids = np.full((rows, slots), -1, np.int32)
+    grades = np.zeros((rows, slots), np.float32)
+    ids[row, col], grades[row, col] = rel_pos[a:b], rel_grade[a:b]
+    with jax.enable_x64(True):  # float64 formulas
+      values = _count_kernel(k, valid, ids, grades, specs=specs, options=options,
+                             ties="first" if ties == "first" else "average")
+      for acc, v in zip(out, values):
+        acc[order[lo:hi]] = np.asarray(v, np.float64)[:hi - lo]
+  return out
+
+
+@functools.partial(jax.jit, static_argnames=("specs", "options", "ties"))
+def _count_kernel(keys, valid, ids, grades, *, specs, options, ties):
+  """The metrics of padded lists in the sparse form, one compiled call per shape."""
+  ranks = _ranks.from_sparse(keys, ids, grades, valid, ties=ties, method="count")
+  return _evaluate.compute(ranks, None, specs, options)
+
+
+def _host_ranks(lists, s, rel, grade, ties: str) -> tuple[np.ndarray, np.ndarray]:
+  r"""The ranks ``(lo, hi)`` of the relevant items, on the host in O(n log r).
+
+  Items are ``(lists, s)``, grouped by list in input order. With ``V`` the distinct relevant
+  scores, each item gets the code of its place among ``V`` (NaN lowest, then below, equal to or
+  between them), so :math:`lo - 1 = |\{j: s_j > s_i\}|` and :math:`hi = |\{j: s_j \ge s_i\}|`
+  are sums of one histogram over (list, code) pairs: dense when it is small, else over the
+  relevant pairs only. ``ties`` other than ``"average"`` resolve each tie group as the kernel
+  and :func:`jaxrank._formulas.positions` do (input order; or relevant items first, higher
+  grades first; or last, lower grades first), returning ``lo == hi``.
+  """
+  at = np.flatnonzero(rel)
+  if at.size == 0:
+    return np.zeros(0, np.int64), np.zeros(0, np.int64)
+  n_lists = int(lists[-1]) + 1
+  nan = np.isnan(s) if s.dtype.kind == "f" else np.zeros(s.size, bool)
+  values = np.unique(s[at[~nan[at]]])
+  i = np.searchsorted(values, s)
+  equal = values[np.minimum(i, max(values.size - 1, 0))] == s if values.size else nan & False
+  width = 2 * values.size + 2
+  pair = lists * width + np.where(nan, 0, 2 * i + equal + 1)
+  if n_lists * width <= 2 * s.size + (1 << 16):  # a dense histogram over (list, code)
+    hist = np.bincount(pair, minlength=n_lists * width)
+    at_or_above = np.cumsum(hist.reshape(n_lists, width)[:, ::-1], axis=1)[:, ::-1]
+    ge = at_or_above.reshape(-1)[pair[at]]
+    gt = ge - hist[pair[at]]
+    group, n_groups = pair, n_lists * width
+    tied = np.bincount(pair[at], minlength=n_groups)[pair] > 0
+  else:  # bins over the relevant pairs: an item is above pair p iff p < its pair
+    pairs = np.unique(pair[at])
+    group = np.searchsorted(pairs, pair)  # relevant pairs below each item's pair
+    n_groups = pairs.size
+    tied = pairs[np.minimum(group, n_groups - 1)] == pair
+    bins = n_groups + n_lists + 1  # one bin per (list, index): lists never share a bin
+    above = np.cumsum(np.bincount(group + lists, minlength=bins))
+    at_or_above = np.cumsum(np.bincount(group + tied + lists, minlength=bins))
+    rl = lists[at]
+    end = np.searchsorted(pairs, (rl + 1) * width) + rl
+    gt = above[end] - above[group[at] + rl]
+    ge = at_or_above[end] - at_or_above[group[at] + rl]
+  if ties == "average":
+    return gt + 1, ge
+  if ties == "first":  # tied items ahead: those of the same group earlier in input order
+    ahead = np.zeros(s.size, np.int64)
+    ahead[tied] = _trec.within_group(group[tied], n_groups)
+    pos = gt + 1 + ahead[at]
+    return pos, pos
+  j = group[at]
+  order = np.lexsort((-at if ties == "pessimistic" else at, -grade[at], j))
+  k = np.empty(at.size, np.int64)
+  k[order] = np.arange(at.size) - np.searchsorted(j[order], j[order])
+  pos = gt + 1 + k if ties == "optimistic" else ge - k
+  return pos, pos
+
+
+def _score_ranks(lo, hi, grades, num_items, size: int, resolved: bool, specs, options):
+  """Metrics of a padded batch of host-made ranks, in float64 (the kernel under x64 mode)."""
+  with jax.enable_x64(True):
+    ranks = _ranks.Ranks(lo=jnp.asarray(lo), hi=jnp.asarray(hi), grades=jnp.asarray(grades),
+                         num_items=jnp.asarray(num_items),
+                         overflow=jnp.zeros(num_items.shape, bool), size=size,
+                         resolved=resolved)
+    values = _evaluate.compute(ranks, None, specs, options)
+    return tuple(np.asarray(v, np.float64) for v in values)
+
+
+def _slot_values(num_items, slot_list, lo, hi, grade, *, resolved: bool, specs, options):
+  """Metrics of lists from the ranks of their relevant items (``lo <= 0``: not retrieved)."""
+  if resolved:  # the tie policy was applied already: one compilation serves every policy
+    options = dataclasses.replace(options, ties="first")
+  n = num_items.size
+  order, calls = _batches(np.ones(n, np.int64), _pow2(np.bincount(slot_list, minlength=n), 8),
+                          budget=_SLOTS_PER_CALL, floor=_MIN_SLOTS_PER_CALL)
+  slot_list, lo, hi, grade = _in_call_order(order, slot_list, lo, hi, grade)
+  first = np.searchsorted(slot_list, np.arange(n + 1))
+  out = [np.empty(n) for _ in specs]
+  for start, stop, rows, _, slots in calls:
+    num = np.zeros(rows, np.int32)
+    num[:stop - start] = num_items[order[start:stop]]
+    size = _trec.bucket(int(num.max()), 16)
+    a, b = first[start], first[stop]
+    row, col = slot_list[a:b] - start, np.arange(a, b) - first[slot_list[a:b]]
+    unranked = lo[a:b] <= 0
+    lo_, hi_ = np.full((2, rows, slots), size + 1, np.int32)
+    lo_[row, col] = np.where(unranked, size + 1, lo[a:b])
+    hi_[row, col] = np.where(unranked, size + 1, hi[a:b])
+    grades = np.zeros((rows, slots), np.float32)
+    grades[row, col] = grade[a:b]
+    for acc, v in zip(out, _score_ranks(lo_, hi_, grades, num, size, resolved, specs,
+                                        options)):
+      acc[order[start:stop]] = v[:stop - start]
+  return out
+
+
+def _scored_values(n_lists, lists, pos, s, y, *, specs, options, ties):
+  """Metrics of scored lists: the kernel for lists with few relevant items, else host ranks."""
+  length = np.bincount(lists, minlength=n_lists)
+  rel = y > 0
+  many = np.bincount(lists[rel], minlength=n_lists) > _KERNEL_MAX_SLOTS
+  out = [np.zeros(n_lists) for _ in specs]
+  for part, on_host in ((~many, False), (many, True)):
+    if not part.any():
+      continue
+    item = part[lists]
+    sub = (lists, pos, s, rel, y) if part.all() else (
+        (np.cumsum(part) - 1)[lists[item]], pos[item], s[item], rel[item], y[item])
+    if on_host:
+      lo, hi = _host_ranks(sub[0], sub[2], sub[3], sub[4], ties)
+      values = _slot_values(length[part], sub[0][sub[3]], lo, hi, sub[4][sub[3]],
+                            resolved=ties != "average", specs=specs, options=options)
+    else:
+      values = _kernel_values(length[part], *sub, specs=specs, options=options, ties=ties)
+    for acc, v in zip(out, values):
+      acc[part] = v
   return out
 
 
 # ----------------------------------------------------------------------------------------------
 # Scores and labels.
 
+_MAX_GRADE = float(np.finfo(np.float32).max)  # grades are float32 in the rank core
+
+
+def _numeric(name: str, arr: np.ndarray) -> np.ndarray:
+  """A numeric array as float64, or int64/uint64 for integers (compared exactly)."""
+  if arr.dtype.kind in "fb":
+    return arr.astype(np.float64) if arr.dtype.kind == "f" else arr.astype(np.int64)
+  if arr.dtype.kind in "iu":
+    return arr.astype(np.uint64 if arr.dtype == np.uint64 else np.int64)
+  if arr.dtype.kind == "O":
+    flat = arr.reshape(-1)
+    bad = next((i for i, v in enumerate(flat) if not _is_number(v) or not (
+        -2**63 <= v < 2**64 if isinstance(v, int) else True)), None)
+    if bad is None:  # numbers NumPy keeps as objects (e.g. fractions): compared as float64
+      return arr.astype(np.float64)
+    where = np.unravel_index(bad, arr.shape) if arr.ndim > 1 else bad
+    if arr.ndim > 1:
+      where = tuple(int(w) for w in where)
+    raise TypeError(f"{name} must hold numbers, got {_describe(flat[bad])} at index {where}")
+  raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}"
+                  f"{' (strings are not parsed)' if arr.dtype.kind in 'US' else ''}")
+
 
 def _rows(name: str, x: Any) -> list[np.ndarray]:
-  if isinstance(x, np.ndarray) or not isinstance(x, Sequence) or isinstance(x, str):
+  if not isinstance(x, Sequence) or isinstance(x, (str, bytes)):
     raise TypeError(f"{name} must be an array or a list of lists, got {type(x).__name__}")
   rows = []
   for i, row in enumerate(x):
+    if isinstance(row, (str, bytes, Mapping)) or not (
+        isinstance(row, Sequence) or _is_array(row)):
+      raise TypeError(f"{name}[{i}] must be a list of numbers, got {_describe(row)}")
     try:
-      arr = np.asarray(row, dtype=np.float64)
+      arr = np.asarray(row)
     except (TypeError, ValueError):
-      raise TypeError(f"{name}[{i}] must be a list of numbers, got {row!r:.60}") from None
+      arr = np.asarray(row, dtype=object)
     if arr.ndim != 1:
       raise ValueError(f"{name}[{i}] must be a flat list of numbers, got shape {arr.shape}")
-    rows.append(arr)
+    rows.append(_numeric(f"{name}[{i}]", arr))
   return rows
 
 
+def _dense_flat(scores, labels, where):
+  s = np.asarray(scores)
+  if s.ndim < 1:
+    raise ValueError(f"scores must have at least 1 dimension, got shape {s.shape}")
+  s = _numeric("scores", s)
+  try:
+    lab = np.asarray(labels)
+  except (TypeError, ValueError):
+    lab = np.asarray(labels, dtype=object)
+  if lab.shape != s.shape:
+    raise ValueError(f"labels must have the shape of scores {s.shape}, got {lab.shape}")
+  lab = _numeric("labels", lab).astype(np.float64)
+  lead = s.shape[:-1]
+  n, rows = s.shape[-1], math.prod(lead)
+  if where is None:  # every item: no masks to build or apply
+    pos = np.tile(np.arange(n), rows)
+    return lead, np.repeat(np.arange(rows), n), pos, pos, s.reshape(-1), lab.reshape(-1)
+  valid = np.asarray(where)
+  if valid.shape != s.shape or valid.dtype != bool:
+    raise ValueError(f"where must be a bool array of the shape of scores {s.shape}, got "
+                     f"{valid.dtype} {valid.shape}")
+  valid = valid.reshape(rows, n)
+  lists, index = np.nonzero(valid)
+  pos = (np.cumsum(valid, axis=1) - 1)[valid]
+  return lead, lists, pos, index, s.reshape(rows, n)[valid], lab.reshape(rows, n)[valid]
+
+
 def _as_flat(scores, labels, where):
-  """(lead shape, list index, item position, score, label) of the valid items, in list order."""
-  dense = isinstance(scores, np.ndarray) or (
-      hasattr(scores, "__array__") and not isinstance(scores, (list, tuple)))
-  if not dense:
+  """(lead shape, list index, item position, column, score, label) of the valid items."""
+  if scores is None or labels is None:
+    name = "scores" if scores is None else "labels"
+    raise TypeError(f"{name} must be an array or a list of lists, got None")
+  dense = _is_array(scores)
+  if not dense and isinstance(scores, (list, tuple)):
     try:
-      arr = np.asarray(scores, dtype=np.float64)
-      dense = arr.ndim >= 1
-    except (TypeError, ValueError):
+      probe = np.asarray(scores)  # [] is no lists (ragged), [0.5, 0.1] one list
+      dense = probe.ndim >= 2 or probe.ndim == 1 and probe.size and probe.dtype != object
+    except (TypeError, ValueError):  # ragged
       dense = False
   if dense:
-    s = np.asarray(scores)
-    if s.dtype.kind not in "fiub" or s.ndim < 1:
-      raise TypeError(f"scores must be a numeric array with at least 1 dimension, got dtype "
-                      f"{s.dtype} and shape {s.shape}")
-    lab = np.asarray(labels)
-    if lab.shape != s.shape:
-      raise ValueError(f"labels must have the shape of scores {s.shape}, got {lab.shape}")
-    if lab.dtype.kind not in "fiub":
-      raise TypeError(f"labels must be numeric, got dtype {lab.dtype}")
-    valid = np.ones(s.shape, bool) if where is None else np.asarray(where)
-    if valid.shape != s.shape or valid.dtype != bool:
-      raise ValueError(f"where must be a bool array of the shape of scores {s.shape}, got "
-                       f"{valid.dtype} {valid.shape}")
-    lead = s.shape[:-1]
-    n, rows = s.shape[-1], int(np.prod(lead))
-    valid2 = valid.reshape(rows, n)
-    lists = np.nonzero(valid2)[0]
-    pos = (np.cumsum(valid2, axis=1) - 1)[valid2]
-    index = np.nonzero(valid2)[1]
-    return (lead, lists, pos, index, s.reshape(rows, n)[valid2].astype(np.float64),
-            lab.reshape(rows, n)[valid2].astype(np.float64))
+    return _dense_flat(scores, labels, where)
   if where is not None:
     raise ValueError("where is only for array input; ragged lists need no padding mask")
   srows, lrows = _rows("scores", scores), _rows("labels", labels)
@@ -142,15 +448,18 @@ def _as_flat(scores, labels, where):
   lists = np.repeat(np.arange(len(srows)), sizes)
   pos = np.arange(lists.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
   cat = (lambda rows: np.concatenate(rows) if rows else np.zeros(0))  # noqa: E731
-  return (len(srows),), lists, pos, pos, cat(srows), cat(lrows)
+  return (len(srows),), lists, pos, pos, cat(srows), cat(lrows).astype(np.float64)
 
 
-def _check_grades(lists, index, grades, what: str) -> None:
-  bad = np.flatnonzero(np.isnan(grades) | (grades < 0))
+def _check_grades(lead, lists, index, grades, what: str) -> None:
+  bad = np.flatnonzero(np.isnan(grades) | (grades < 0) | (grades > _MAX_GRADE))
   if bad.size:
     i = bad[0]
-    raise ValueError(f"{what}: list {int(lists[i])}, item {int(index[i])}: grades must be "
-                     f">= 0 (0 = not relevant) and not NaN, got {grades[i]:g}")
+    where = int(lists[i]) if len(lead) <= 1 else tuple(
+        int(v) for v in np.unravel_index(int(lists[i]), lead))
+    raise ValueError(f"{what}: list {where}, item {int(index[i])}: grades must be >= 0 "
+                     f"(0 = not relevant), finite and at most {_MAX_GRADE:g} (float32), not "
+                     f"NaN; got {grades[i]:g}")
 
 
 def evaluate(scores: ArrayLike | Sequence[Sequence[float]],
@@ -163,9 +472,14 @@ def evaluate(scores: ArrayLike | Sequence[Sequence[float]],
   """Metrics of scored lists: arrays ``[..., n]`` or ragged lists of lists of numbers.
 
   Same names and options as :func:`jaxrank.evaluate`; ``where`` masks padding of array input.
-  Scores are compared on the host exactly as given (float64), whereas :func:`jaxrank.evaluate`
-  compares them in the array's dtype: two scores closer than float32's resolution tie there
-  (float32 input) but not here. ``ties="trec"`` needs doc ids: use :func:`evaluate_run`.
+  Scores are compared on the host exactly as given (floats as float64, integers of any width
+  exactly), whereas :func:`jaxrank.evaluate` compares them in the array's dtype: two scores
+  closer than float32's resolution tie there (float32 input) but not here. Values are float64.
+  ``ties="trec"`` needs doc ids: use :func:`evaluate_run`.
+
+  Cost: O(n) per list and relevant item while a list has few relevant items (up to 1,024; the
+  counting kernel), O(n log r) beyond (ranks found on the host), never quadratic in the number
+  ``r`` of relevant items; one long list costs what it costs alone.
 
   Returns:
     ``{metric: values}``: NumPy arrays of the leading shape (one value per list), or Python
@@ -187,15 +501,9 @@ def evaluate(scores: ArrayLike | Sequence[Sequence[float]],
                      ap_denominator=ap_denominator, precision_denominator=precision_denominator,
                      beta=beta)
   lead, lists, pos, index, s, y = _as_flat(scores, labels, where)
-  _check_grades(lists, index, y, "labels")
-  n_lists = int(np.prod(lead))
-  s32 = s.astype(np.float32)  # float32 scores go to the kernel as they are: no host sort
-  exact = np.array_equal(s32, s, equal_nan=True)
-  keys = _ordered_keys(lists, s32 if exact else _trec._order_keys(s, False), ties)
-  length = np.bincount(lists, minlength=n_lists)
-  rel = y > 0
-  values = _trec.score_flat(n_lists, lists, pos, keys, length, lists[rel], pos[rel], y[rel],
-                            specs, options, ties="first" if ties == "first" else "average")
+  _check_grades(lead, lists, index, y, "labels")
+  values = _scored_values(math.prod(lead), lists, pos, s, y, specs=specs, options=options,
+                          ties=ties)
   return {name: _reduce(v.reshape(lead), reduce, empty) for name, v in zip(names, values)}
 
 
@@ -203,51 +511,288 @@ def evaluate(scores: ArrayLike | Sequence[Sequence[float]],
 # Ranked ids and relevant ids.
 
 
-def _users(recommended, relevant):
-  """(keys or None, recommended rows, relevant rows), aligned user by user."""
-  keyed = isinstance(recommended, Mapping) or isinstance(relevant, Mapping)
-  if keyed:
-    if not (isinstance(recommended, Mapping) and isinstance(relevant, Mapping)):
-      raise TypeError("recommended and relevant must both be dicts keyed by user, or both "
-                      "lists; got "
-                      f"{type(recommended).__name__} and {type(relevant).__name__}")
-    keys = list(dict.fromkeys(itertools.chain(recommended, relevant)))
-    return keys, [recommended.get(k, ()) for k in keys], [relevant.get(k, ()) for k in keys]
-  for name, x in (("recommended", recommended), ("relevant", relevant)):
-    if isinstance(x, (str, bytes)) or not isinstance(x, Sequence):
-      raise TypeError(f"{name} must be a list with one entry per user (or a dict keyed by "
-                      f"user), got {type(x).__name__}")
-  if len(recommended) != len(relevant):
-    raise ValueError(f"recommended has {len(recommended)} users but relevant has "
-                     f"{len(relevant)}")
-  return None, list(recommended), list(relevant)
-
-
 def _label(keys, i):
   return f"user {keys[i]!r}" if keys is not None else f"user {i}"
 
 
-def evaluate_ranked(recommended: Sequence[Sequence] | Mapping[Any, Sequence],
-                    relevant: Sequence[Any] | Mapping[Any, Any],
+def _some(keys) -> str:
+  keys = list(keys)
+  if not keys:
+    return "none"
+  return ", ".join(repr(k) for k in keys[:3]) + (f" and {len(keys) - 3} more"
+                                                 if len(keys) > 3 else "")
+
+
+def _table(name: str, x: Any) -> np.ndarray | list:
+  """One side of the input without keys: a 2-D array, or a list with an entry per user."""
+  if _is_array(x):
+    arr = np.asarray(x)
+    if arr.ndim == 2:
+      return arr
+    if arr.ndim == 1 and arr.dtype == object:
+      return list(arr)
+    raise ValueError(f"{name} as an array must be 2-D (users x items, padded with -1), got "
+                     f"shape {arr.shape}")
+  if isinstance(x, (str, bytes)) or not isinstance(x, Sequence):
+    raise TypeError(f"{name} must be a list with one entry per user, a 2-D array of ids "
+                    f"padded with -1, or a dict keyed by user; got {type(x).__name__}")
+  return list(x)
+
+
+def _users(recommended, relevant, relevant_grades):
+  """(keys or None, recommended table, relevant table, grades table), aligned user by user."""
+  keyed = isinstance(recommended, Mapping) or isinstance(relevant, Mapping)
+  if keyed:
+    if not (isinstance(recommended, Mapping) and isinstance(relevant, Mapping)):
+      raise TypeError("recommended and relevant must both be dicts keyed by user, or both "
+                      "lists or arrays; got "
+                      f"{type(recommended).__name__} and {type(relevant).__name__}")
+    if relevant_grades is not None:
+      raise TypeError("relevant_grades is for relevant ids given as a list or array; with "
+                      "dicts give the grades as {id: grade}")
+    keys = list(dict.fromkeys(itertools.chain(recommended, relevant)))
+    if not keys:
+      raise ValueError("recommended and relevant hold no users: nothing to evaluate")
+    if recommended.keys().isdisjoint(relevant.keys()):
+      raise ValueError(f"recommended and relevant share no user: recommended has "
+                       f"{_some(recommended)}; relevant has {_some(relevant)}")
+    return keys, [recommended.get(k, ()) for k in keys], [relevant.get(k, ()) for k in keys], None
+  rec, rel = _table("recommended", recommended), _table("relevant", relevant)
+  if len(rec) != len(rel):
+    raise ValueError(f"recommended has {len(rec)} users but relevant has {len(rel)}")
+  if len(rec) == 0:
+    raise ValueError("recommended and relevant hold no users: nothing to evaluate")
+  grades = None
+  if relevant_grades is not None:
+    if isinstance(rel, np.ndarray):
+      grades = np.asarray(relevant_grades)
+      if grades.shape != rel.shape:
+        raise ValueError(f"relevant_grades must have the shape of relevant {rel.shape}, got "
+                         f"{grades.shape}")
+    else:
+      grades = _table("relevant_grades", relevant_grades)
+      if len(grades) != len(rel):
+        raise ValueError(f"relevant has {len(rel)} users but relevant_grades has "
+                         f"{len(grades)}")
+  return None, rec, rel, grades
+
+
+def _row_values(what: str, label: str, row: Any, ordered: bool) -> list:
+  allowed = (Sequence,) if ordered else (Sequence, set, frozenset)
+  if isinstance(row, (str, bytes)) or not (isinstance(row, allowed) or _is_array(row)):
+    kind = "a list of ids, best first" if ordered else "a list/set of ids or a dict {id: grade}"
+    raise TypeError(f"{what} for {label} must be {kind}, got {_describe(row)}")
+  if _is_array(row):
+    arr = np.asarray(row)
+    if arr.ndim != 1:
+      raise ValueError(f"{what} for {label} must be a flat list of ids, got shape {arr.shape}")
+    return arr.tolist()
+  return list(row)
+
+
+@dataclasses.dataclass
+class _Side:
+  """One side's ids, flat: ``user`` (int64), ``ids`` (int64 array or list of str), ``kind``
+  (``"int"``, ``"str"`` or None without ids) and, for the relevant side, ``grades``."""
+
+  user: np.ndarray
+  ids: Any
+  kind: str | None
+  grades: np.ndarray | None = None
+
+
+def _user_at(sizes, at: int) -> int:
+  """The user of the ``at``-th id, with ``sizes`` ids per user."""
+  return int(np.searchsorted(np.cumsum(sizes), at, side="right"))
+
+
+def _id_kind(what: str, keys, sizes, values: list) -> str | None:
+  """``"int"`` or ``"str"`` for ids all of one kind (None without ids); else a one-line error."""
+  types = set(map(type, values))
+  if not types:
+    return None
+  if all(issubclass(t, str) for t in types):
+    return "str"
+  if all(issubclass(t, (int, np.integer)) and not issubclass(t, (bool, np.bool_))
+         for t in types):
+    return "int"
+  strings = isinstance(values[0], str)
+  for at, v in enumerate(values):
+    label = _label(keys, _user_at(sizes, at))
+    if not (isinstance(v, str) or _is_number(v) and isinstance(v, (int, np.integer))):
+      raise TypeError(f"{what} for {label}: item ids must be ints >= 0 or strings, got "
+                      f"{_describe(v)}")
+    if isinstance(v, str) != strings:
+      raise TypeError(f"{what} for {label}: item ids must all be ints or all be strings, got "
+                      f"{_describe(v)} after {_describe(values[0])}")
+  raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _ints(what, keys, sizes, values: list) -> np.ndarray:
+  try:
+    return np.array(values, dtype=np.int64)
+  except OverflowError:
+    at = next(i for i, v in enumerate(values) if not -2**63 <= v < 2**63)
+    raise ValueError(f"{what} for {_label(keys, _user_at(sizes, at))}: int item ids must be in "
+                     f"[0, 2**63), got {values[at]}") from None
+
+
+def _rows_of_ids(what: str, keys, table: list, ordered: bool, grades_table):
+  """Per-user rows chained: (ids per user, ids, grades) with grades 1 unless given."""
+  sizes, values, grades = [], [], []
+  for i, row in enumerate(table):
+    label = _label(keys, i)
+    if not ordered and isinstance(row, Mapping):
+      if grades_table is not None:
+        raise TypeError(f"relevant_grades is for ids given as lists; relevant for {label} is "
+                        f"a dict {{id: grade}}")
+      values.extend(row)
+      grades.extend(row.values())
+      sizes.append(len(row))
+      continue
+    items = _row_values(what, label, row, ordered)
+    if grades_table is not None:
+      if isinstance(row, (set, frozenset)):
+        raise TypeError(f"relevant for {label} is a set (no order) but relevant_grades gives "
+                        f"grades by position: give a list")
+      g = _row_values("relevant_grades", label, grades_table[i], True)
+      if len(g) != len(items):
+        raise ValueError(f"relevant for {label} has {len(items)} ids but relevant_grades has "
+                         f"{len(g)} grades")
+      grades.extend(g)
+    elif not ordered:
+      grades.extend([1] * len(items))
+    values.extend(items)
+    sizes.append(len(items))
+  return sizes, values, grades
+
+
+def _flat_ids(what: str, keys, table, ordered: bool, grades_table=None) -> _Side:
+  """Flattens one side: ids checked to be all ints or all strings; ``-1`` padding dropped."""
+  if isinstance(table, np.ndarray):
+    if table.dtype.kind in "iu":
+      if table.dtype == np.uint64 and table.size and table.max() >= 2**63:
+        at = np.argwhere(table >= 2**63)[0]
+        raise ValueError(f"{what} for {_label(keys, int(at[0]))}: int item ids must be in "
+                         f"[0, 2**63), got {table[tuple(at)]}")
+      arr = table.astype(np.int64)
+      keep = arr != -1
+      user = np.nonzero(keep)[0]
+      g = None if ordered else np.ones(user.size) if grades_table is None else _grade_array(
+          keys, user, arr[keep], grades_table[keep])
+      return _check_ids(what, keys, _Side(user, arr[keep], "int", g))
+    if table.dtype.kind not in "UO":
+      raise TypeError(f"{what} must hold int or string ids, got an array of dtype "
+                      f"{table.dtype}")
+    table = table.tolist()
+  sizes, values, grades = _rows_of_ids(what, keys, table, ordered, grades_table)
+  user = np.repeat(np.arange(len(table)), sizes)
+  kind = _id_kind(what, keys, sizes, values)
+  ids, keep = values, None
+  if kind == "int":
+    ids = _ints(what, keys, sizes, values)
+    keep = ids != -1
+  g = None if ordered else _grade_values(keys, user, ids, grades, keep)
+  if keep is not None:
+    user, ids = user[keep], ids[keep]
+  return _check_ids(what, keys, _Side(user, ids, kind, g))
+
+
+def _check_ids(what, keys, side: _Side) -> _Side:
+  if side.kind != "int":
+    return side
+  negative = np.flatnonzero(side.ids < 0)
+  if negative.size:
+    at = negative[0]
+    raise ValueError(f"{what} for {_label(keys, int(side.user[at]))}: item ids must be >= 0 "
+                     f"(-1 is padding), got {side.ids[at]}")
+  return side
+
+
+def _grade_values(keys, user, ids, grades: list, keep) -> np.ndarray:
+  """Grades of the relevant ids (``keep``: those not padding): numbers >= 0 that float32 holds
+  (not bools, NaN or infinite)."""
+  types = set(map(type, grades))
+  bad = None
+  if not all(issubclass(t, (int, float, np.integer, np.floating))
+             and not issubclass(t, (bool, np.bool_)) for t in types):
+    bad = next(i for i, g in enumerate(grades) if not _is_number(g))
+  else:
+    try:
+      values = np.array(grades, dtype=np.float64).reshape(-1)
+    except OverflowError:
+      bad = next(i for i, g in enumerate(grades) if abs(g) > 1e308)
+  if bad is not None:
+    item = ids[bad].item() if isinstance(ids[bad], np.generic) else ids[bad]
+    raise ValueError(f"relevant for {_label(keys, int(user[bad]))}: the grade of item "
+                     f"{item!r} must be a number >= 0, got {_describe(grades[bad])}")
+  if keep is None:
+    return _grade_array(keys, user, ids, values)
+  return _grade_array(keys, user[keep], ids[keep], values[keep])
+
+
+def _grade_array(keys, user, ids, grades) -> np.ndarray:
+  grades = np.asarray(grades)
+  if grades.dtype.kind not in "biuf":
+    raise TypeError(f"relevant_grades must be numeric, got dtype {grades.dtype}")
+  grades = grades.astype(np.float64)
+  bad = np.flatnonzero(np.isnan(grades) | (grades < 0) | (grades > _MAX_GRADE))
+  if bad.size:
+    i = bad[0]
+    item = ids[i].item() if isinstance(ids[i], np.generic) else ids[i]
+    raise ValueError(f"relevant for {_label(keys, int(user[i]))}: the grade of item "
+                     f"{item!r} must be a number >= 0 and at most {_MAX_GRADE:g} (float32), "
+                     f"got {float(grades[i])!r}")
+  return grades
+
+
+def _codes(rec: _Side, rel: _Side) -> tuple[np.ndarray, np.ndarray, Callable[[int], Any]]:
+  """Integer codes of the ids of both sides (equal ids equal codes) and code -> id."""
+  if rec.kind is not None and rel.kind is not None and rec.kind != rel.kind:
+    raise TypeError(f"item ids must all be ints or all be strings, got {rec.kind} ids in "
+                    f"recommended and {rel.kind} ids in relevant")
+  if "str" in (rec.kind, rel.kind):
+    index: dict[str, int] = {}
+    codes = np.fromiter((index.setdefault(v, len(index))
+                         for v in itertools.chain(rec.ids, rel.ids)), np.int64,
+                        count=len(rec.ids) + len(rel.ids))
+    return codes, len(index), lambda c: list(index)[c]
+  both = np.concatenate([np.asarray(rec.ids, np.int64), np.asarray(rel.ids, np.int64)])
+  uniq, inverse = np.unique(both, return_inverse=True)
+  return inverse.reshape(-1), uniq.size, lambda c: uniq[c].item()
+
+
+def evaluate_ranked(recommended: Sequence[Sequence] | ArrayLike | Mapping[Any, Sequence],
+                    relevant: Sequence[Any] | ArrayLike | Mapping[Any, Any],
                     metrics: Sequence[str] | str = DEFAULT_METRICS, *,
+                    relevant_grades: Sequence[Sequence[float]] | ArrayLike | None = None,
                     reduce: str | None = None, threshold: float = 1,
                     gain: str | Callable = "linear", discount: Callable | None = None,
                     empty: str = "zero", ap_denominator: str = "all",
                     precision_denominator: str = "k", beta: float = 1.0) -> _Result:
   """Metrics of ranked item-id lists (no scores, so no ties) against relevant ids.
 
+  The rank of a recommended item is 1 + the number of ids before it in its user's list; a
+  relevant id that was not recommended counts as relevant and never retrieved (recall and the
+  ideal DCG see it), as in trec_eval.
+
   Args:
-    recommended: per user, the recommended item ids, best first (a list of lists, or a dict
-      ``{user: [ids]}``). Ids are of one kind: ints >= 0 or strings; an int id ``-1`` is
-      padding (as everywhere in jaxrank) and skipped, so NumPy rows padded with -1 work.
-    relevant: per user, the relevant ids (a list or set: grade 1) or ``{id: grade}``.
-      Relevant ids that were not recommended count as relevant and never retrieved.
+    recommended: per user, the recommended item ids, best first: a list of lists (or of
+      arrays), a 2-D NumPy or JAX array (e.g. the output of :func:`jaxrank.top_k_ids`), or a
+      dict ``{user: [ids]}``. Ids are of one kind: ints in ``[0, 2**63)`` or strings (compared
+      exactly: ``'a\\x00'`` is not ``'a'``); an int id ``-1`` is padding (as everywhere in
+      jaxrank) and skipped, so NumPy rows padded with -1 work.
+    relevant: per user, the relevant ids: a list or set (grade 1) or a dict ``{id: grade}``; a
+      2-D array padded with -1; or a dict keyed by user (then ``recommended`` is one too).
+    relevant_grades: optional grades of the relevant ids given as lists or an array, of the
+      same shape as ``relevant`` (default 1); grades are numbers >= 0 (0 = not relevant).
     metrics, reduce, options: as in :func:`evaluate`.
 
   Returns:
     ``{metric: values}``: one value per user (an array, or ``{user: float}`` for dict input), or
     floats with ``reduce="mean"``. Dict input evaluates every user of either dict, in order of
-    first appearance; a user without relevant items gets the ``empty`` policy.
+    first appearance; a user without relevant items gets the ``empty`` policy. Dicts that share
+    no user, or an input without users, raise a ``ValueError``.
 
   Example:
     >>> from jaxrank import numpy as jrn
@@ -255,83 +800,39 @@ def evaluate_ranked(recommended: Sequence[Sequence] | Mapping[Any, Sequence],
     ...                           ["mrr", "recall@3"])
     >>> out
     {'mrr': {'ann': 0.3333333333333333}, 'recall@3': {'ann': 0.5}}
+    >>> import numpy as np
+    >>> out = jrn.evaluate_ranked(np.array([[4, 2, -1], [7, 5, 6]]), np.array([[2], [6]]),
+    ...                           ["recall@2", "ndcg"], relevant_grades=np.array([[1], [3]]))
+    >>> {k: v.round(4).tolist() for k, v in out.items()}
+    {'recall@2': [1.0, 0.0], 'ndcg': [0.6309, 0.5]}
   """
   _check_reduce(reduce)
   names, specs = _metric_specs(metrics)
   options = _options("first", threshold=threshold, gain=gain, discount=discount, empty=empty,
                      ap_denominator=ap_denominator, precision_denominator=precision_denominator,
                      beta=beta)
-  keys, rec_rows, rel_rows = _users(recommended, relevant)
-  n = len(rec_rows)
-  rec_ids, rec_user, rel_ids, rel_user, rel_grade = [], [], [], [], []
-  for i, (rec, rel) in enumerate(zip(rec_rows, rel_rows)):
-    if isinstance(rec, (str, bytes, Mapping)) or not isinstance(rec, (Sequence, np.ndarray)):
-      raise TypeError(f"recommended for {_label(keys, i)} must be a list of ids, got "
-                      f"{type(rec).__name__}")
-    rec = [v for v in rec if not _is_padding(v)]
-    rec_ids.extend(rec)
-    rec_user.extend([i] * len(rec))
-    if isinstance(rel, Mapping):
-      items, grades = list(rel), list(rel.values())
-    elif isinstance(rel, (Sequence, set, frozenset, np.ndarray)) and not isinstance(rel, str):
-      items = list(rel)
-      grades = [1.0] * len(items)
-    else:
-      raise TypeError(f"relevant for {_label(keys, i)} must be a list/set of ids or a dict "
-                      f"{{id: grade}}, got {type(rel).__name__}")
-    kept = [j for j, item in enumerate(items) if not _is_padding(item)]
-    items, grades = [items[j] for j in kept], [grades[j] for j in kept]
-    for item, g in zip(items, grades):
-      if isinstance(g, bool) or not isinstance(g, (int, float, np.integer, np.floating)) or (
-          not g >= 0):
-        raise ValueError(f"relevant for {_label(keys, i)}: the grade of item {item!r} must be "
-                         f"a number >= 0, got {g!r}")
-    rel_ids.extend(items)
-    rel_user.extend([i] * len(items))
-    rel_grade.extend(grades)
-  ids = rec_ids + rel_ids
-  strings = all(isinstance(v, str) for v in ids)
-  if not strings:
-    bad = next((v for v in ids if isinstance(v, (bool, np.bool_))
-                or not isinstance(v, (int, np.integer))), None)
-    if bad is not None:
-      raise TypeError(f"item ids must all be ints or all be strings, got {bad!r} "
-                      f"({type(bad).__name__})")
-    negative = next((j for j, v in enumerate(ids) if v < 0), None)
-    if negative is not None:
-      user = (rec_user + rel_user)[negative]
-      what = "recommended" if negative < len(rec_ids) else "relevant"
-      raise ValueError(f"{what} for {_label(keys, user)}: item ids must be >= 0 (-1 is "
-                       f"padding), got {ids[negative]}")
-  codes, inverse = np.unique(np.array(ids, dtype=str if strings else np.int64).reshape(-1),
-                             return_inverse=True)
-  inverse = inverse.reshape(-1)
-  rec_user = np.asarray(rec_user, np.int64)
-  rel_user = np.asarray(rel_user, np.int64)
-  rec_code, rel_code = inverse[:rec_user.size], inverse[rec_user.size:]
-  D = max(codes.size, 1)
-  for user, code, what in ((rec_user, rec_code, "recommended"), (rel_user, rel_code,
-                                                                  "relevant")):
-    found = _trec.first_duplicate(user, code, codes.size)
+  keys, rec_table, rel_table, grades_table = _users(recommended, relevant, relevant_grades)
+  n = len(rec_table)
+  rec = _flat_ids("recommended", keys, rec_table, True)
+  rel = _flat_ids("relevant", keys, rel_table, False, grades_table)
+  codes, n_codes, id_of = _codes(rec, rel)
+  rec_code, rel_code = codes[:rec.user.size], codes[rec.user.size:]
+  for side, code, what in ((rec, rec_code, "recommended"), (rel, rel_code, "relevant")):
+    found = _trec.first_duplicate(side.user, code, n_codes)
     if found is not None:
-      raise ValueError(f"{what} for {_label(keys, found[0])} repeats item "
-                       f"{codes[found[1]].item()!r}")
-  sizes = np.bincount(rec_user, minlength=n)
-  pos = _trec.within_group(rec_user, n)
-  # Slot of each relevant id: its position if recommended, else after the recommended items.
-  rec_key = rec_user * D + rec_code
+      raise ValueError(f"{what} for {_label(keys, found[0])} repeats item {id_of(found[1])!r}")
+  sizes = np.bincount(rec.user, minlength=n)
+  pos = _trec.within_group(rec.user, n)
+  # The rank of each relevant id: its position + 1 if recommended, else 0 (not retrieved).
+  d = max(n_codes, 1)
+  rec_key, rel_key = rec.user * d + rec_code, rel.user * d + rel_code
   order = np.argsort(rec_key)
-  rel_key = rel_user * D + rel_code
   at = np.minimum(np.searchsorted(rec_key[order], rel_key), max(rec_key.size - 1, 0))
   found = rec_key[order][at] == rel_key if rec_key.size else np.zeros(rel_key.size, bool)
-  grade = np.asarray(rel_grade, np.float64)
-  missing = ~found
-  extra = np.bincount(rel_user[missing], minlength=n)
-  slot = np.where(found, pos[order][at] if rec_key.size else 0, 0)
-  slot[missing] = sizes[rel_user[missing]] + _trec.within_group(rel_user[missing], n)
-  positive = grade > 0
-  values = _trec.score_flat(n, rec_user, pos, -pos, sizes + extra, rel_user[positive],
-                            slot[positive], grade[positive], specs, options, ties="first")
+  rank = np.where(found, pos[order][at] + 1 if rec_key.size else 0, 0)
+  positive = rel.grades > 0
+  values = _slot_values(sizes, rel.user[positive], rank[positive], rank[positive],
+                        rel.grades[positive], resolved=True, specs=specs, options=options)
   return {name: _keyed(keys, v, reduce, empty) for name, v in zip(names, values)}
 
 

@@ -244,3 +244,245 @@ def test_scores_compare_as_given_float32_directly_float64_exactly():
     want = jaxrank.evaluate(s32, y, ["map", "ndcg@2", "mrr"], ties=ties)
     for m in got:
       np.testing.assert_allclose(got[m], np.asarray(want[m]), atol=1e-6, err_msg=(ties, m))
+
+
+# ----------------------------------------------------------------------------------------------
+# Ranked ids in every input form (issue 10, items 7 and 22).
+
+RANKED = [[7, 3, 5, 11], [1, 2], [], [4, 9, 8]]
+RELEVANT = [{5: 1, 9: 2}, {4: 2}, {6: 1}, {8: 3, 4: 1, 2: 0}]
+RANKED_METRICS = ["ndcg@3", "ndcg", "map", "mrr", "p@2", "r@3", "rprec", "fbeta", "mar", "mr",
+                  "hr@1", "dcg@2"]
+
+
+def _padded(rows, width, fill=-1, dtype=np.int64):
+  out = np.full((len(rows), width), fill, dtype)
+  for i, row in enumerate(rows):
+    out[i, :len(row)] = row
+  return out
+
+
+def _ranked_forms():
+  """(name, recommended, relevant, relevant_grades, keys) in every documented form."""
+  import jax.numpy as jnp
+  ids = [list(r) for r in RELEVANT]
+  grades = [list(r.values()) for r in RELEVANT]
+  rec2d = _padded(RANKED, 5)
+  rel2d, g2d = _padded(ids, 4), _padded(grades, 4, 0, np.float32)
+  users = ["ann", "bob", "cy", "dee"]
+  yield "lists, dicts", RANKED, RELEVANT, None, None
+  yield "tuples, tuples+grades", tuple(map(tuple, RANKED)), tuple(map(tuple, ids)), grades, None
+  for dt in (np.int32, np.int64, np.uint16):
+    pad = -1 if np.dtype(dt).kind == "i" else None
+    if pad is None:  # unsigned rows have no -1: ragged rows as a list of 1-D arrays instead
+      yield ("list of uint16 rows", [np.array(r, dt) for r in RANKED],
+             [np.array(r, dt) for r in ids], grades, None)
+      continue
+    yield f"2-D {np.dtype(dt).name}", rec2d.astype(dt), rel2d.astype(dt), g2d, None
+  yield "JAX arrays", jnp.asarray(rec2d, jnp.int32), jnp.asarray(rel2d, jnp.int32), \
+      jnp.asarray(g2d), None
+  yield "rows of JAX arrays", [jnp.asarray(r, jnp.int32) for r in RANKED], RELEVANT, None, None
+  yield "2-D array, list of dicts", rec2d, RELEVANT, None, None
+  yield "dicts", dict(zip(users, RANKED)), dict(zip(users, RELEVANT)), None, users
+  yield "string ids", [[f"i{v}" for v in r] for r in RANKED], \
+      [{f"i{k}": g for k, g in r.items()} for r in RELEVANT], None, None
+
+
+@pytest.mark.parametrize("form", list(_ranked_forms()), ids=lambda f: f[0])
+def test_every_form_of_ranked_ids_gives_the_same_values(form):
+  name, rec, rel, grades, keys = form
+  rec2d = _padded(RANKED, 5)
+  rel2d = _padded([list(r) for r in RELEVANT], 4)
+  g2d = _padded([list(r.values()) for r in RELEVANT], 4, 0, np.float32)
+  expect = jaxrank.evaluate(jaxrank.from_ranked_ids(rec2d, rel2d, g2d), None, RANKED_METRICS)
+  got = jrn.evaluate_ranked(rec, rel, RANKED_METRICS, relevant_grades=grades)
+  for m in RANKED_METRICS:
+    values = np.array(list(got[m].values())) if keys else got[m]
+    if keys:
+      assert list(got[m]) == keys
+    np.testing.assert_allclose(values, np.asarray(expect[m]), rtol=1e-6, err_msg=(name, m))
+
+
+def test_top_k_ids_output_goes_straight_into_evaluate_ranked():
+  scores = np.array([[0.1, 0.9, 0.5, 0.7], [0.3, 0.2, 0.8, 0.1]], np.float32)
+  top = jaxrank.top_k_ids(scores, 2)
+  out = jrn.evaluate_ranked(top, [[3], [0, 1]], ["recall@2", "mrr"])
+  np.testing.assert_allclose(out["recall@2"], [1.0, 0.5])  # top 2: [1, 3] and [2, 0]
+  np.testing.assert_allclose(out["mrr"], [0.5, 0.5])
+
+
+def test_ids_that_differ_by_a_trailing_nul_are_different_ids():
+  out = jrn.evaluate_ranked([["a\x00", "b"]], [["a"]], ["mrr", "recall@2"])
+  assert out["mrr"].tolist() == [0.0] and out["recall@2"].tolist() == [0.0]
+  out = jrn.evaluate_ranked([["b", "a"]], [["a\x00", "a"]], ["recall@2"])
+  assert out["recall@2"].tolist() == [0.5]
+
+
+# ----------------------------------------------------------------------------------------------
+# float64 values (issue 10, item 5).
+
+
+def test_values_are_float64_exact():
+  """recall@3 = 1/3 must be the double 1/3, not float32's 0.3333333432674408."""
+  rec, rel = [[1, 2, 3], [4, 5, 6, 7, 8, 9, 10]], [[1, 5, 6], [5, 6, 7, 8, 9, 10, 11]]
+  out = jrn.evaluate_ranked(rec, rel, ["recall@3", "rprec", "p@3", "map", "mar", "hr@3"])
+  assert out["recall@3"].tolist() == [1 / 3, 2 / 7]
+  assert out["rprec"].tolist() == [1 / 3, 6 / 7]
+  assert out["p@3"].tolist() == [1 / 3, 2 / 3]
+  for values in out.values():
+    assert values.dtype == np.float64
+  scores, labels = [[3.0, 2.0, 1.0, 0.5, 0.25, 0.0, -1.0]], [[1, 0, 0, 1, 1, 1, 1]]
+  got = jrn.evaluate(scores, labels, ["recall@3", "rprec", "r@5", "mrr"])
+  assert got["recall@3"].tolist() == [1 / 5] and got["rprec"].tolist() == [3 / 5]
+  assert got["r@5"].tolist() == [3 / 5] and got["mrr"].tolist() == [1.0]
+  ties = jrn.evaluate([[1.0, 1.0, 1.0]], [[1, 0, 0]], ["r@1", "hr@1"])  # a 1/3 expectation
+  assert ties["r@1"].tolist() == [1 / 3] and ties["hr@1"].tolist() == [1 / 3]
+
+
+# ----------------------------------------------------------------------------------------------
+# Users and queries in common (issue 10, item 8).
+
+
+def test_keyed_inputs_that_share_no_user_are_an_error():
+  with pytest.raises(ValueError, match="share no user.*recommended has 'ann'.*relevant has 'bo"):
+    jrn.evaluate_ranked({"ann": [1, 2]}, {"bob": [1]})
+  with pytest.raises(ValueError, match="no users"):
+    jrn.evaluate_ranked({}, {})
+  with pytest.raises(ValueError, match="no users"):
+    jrn.evaluate_ranked([], [], reduce="mean")
+  # one user in common is enough: the others follow the empty policy
+  out = jrn.evaluate_ranked({"ann": [1], "cy": [3]}, {"ann": [1], "bob": [2]}, "mrr")
+  assert out["mrr"] == {"ann": 1.0, "cy": 0.0, "bob": 0.0}
+
+
+# ----------------------------------------------------------------------------------------------
+# Scores of every dtype (issue 10, items 1 and 21: jaxrank.numpy compares scores on the host).
+
+SCORE_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+                np.float16, np.float32, np.float64, np.bool_]
+
+
+def _dtype_scores(dt):
+  info = np.iinfo(dt) if np.dtype(dt).kind in "iu" else None
+  if np.dtype(dt) == np.bool_:
+    return np.array([[True, False, True, False, False]])
+  if info is None:
+    return np.array([[1.5, -2.0, 1.5, 0.0, 3.0e3]], dt)
+  lo, hi = int(info.min), int(info.max)
+  return np.array([[hi, lo, hi - 1, lo + 1, 0 if lo < 0 else 5]], dt)
+
+
+DTYPE_METRICS = ["mrr", "map", "ndcg@2"]
+
+
+@pytest.mark.parametrize("dt", SCORE_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("ties", ["average", "first"])  # every policy: the host ranks test
+def test_every_score_dtype_ranks_like_its_float64_value(dt, ties):
+  scores = _dtype_scores(dt)
+  labels = np.array([[0, 1, 2, 0, 1]])
+  metrics = DTYPE_METRICS
+  as_float = scores.astype(np.float64)
+  if np.dtype(dt) in (np.int64, np.uint64):  # beyond float64's 53 bits: compare exactly
+    order = np.argsort(-scores[0].astype(object), kind="stable")
+    as_float = np.empty((1, 5))
+    as_float[0, order] = -np.arange(5.0)
+  want = jrn.evaluate(as_float, labels, metrics, ties=ties)
+  got = jrn.evaluate(scores, labels, metrics, ties=ties)
+  ragged = jrn.evaluate([list(scores[0])], labels.tolist(), metrics, ties=ties)
+  for m in metrics:
+    np.testing.assert_array_equal(got[m], want[m], err_msg=m)
+    np.testing.assert_array_equal(ragged[m], want[m], err_msg=m)
+
+
+def test_wide_integer_scores_keep_their_order():
+  # 2**32 vs 5 (issue item 21), 2**53 + 1 vs 2**53 (float64 would tie them), uint64 near 2**64
+  for row, relevant in (([2**32, 5], 0), ([2**53, 2**53 + 1], 1), ([2**63 - 1, 2**63 - 2], 0)):
+    got = jrn.evaluate(np.array([row], np.int64), [[int(i == relevant) for i in range(2)]], "mrr")
+    assert got["mrr"].tolist() == [1.0], row
+  got = jrn.evaluate(np.array([[2**64 - 1, 2**64 - 2]], np.uint64), [[0, 1]], "mrr")
+  assert got["mrr"].tolist() == [0.5]
+
+
+@pytest.mark.parametrize("dt", [d for d in SCORE_DTYPES if d is not np.bool_],
+                         ids=lambda d: np.dtype(d).name)
+def test_every_score_dtype_agrees_with_the_jax_api(dt):
+  """Needs the core's sort_keys fix for narrow and unsigned integers (issue 10, item 1)."""
+  scores = _dtype_scores(dt)
+  if np.dtype(dt).itemsize == 8 and np.dtype(dt).kind in "iu":
+    scores = np.array([[2**31 + 7, 3, 2**31 + 5, 0, 2**31]], dt)  # beyond int32, within 2**53
+  labels = np.array([[0, 1, 2, 0, 1]])
+  for ties in ("average", "first"):
+    want = jaxrank.evaluate(scores, labels, DTYPE_METRICS, ties=ties)
+    got = jrn.evaluate(scores, labels, DTYPE_METRICS, ties=ties)
+    for m in got:
+      np.testing.assert_allclose(got[m], np.asarray(want[m]), rtol=1e-6, err_msg=(ties, m))
+
+
+# ----------------------------------------------------------------------------------------------
+# Ranks found on the host (lists with many relevant items) equal the kernel's and the reference
+# (issue 10, item 19).
+
+# One metric of each formula family that reads ranks differently (compile time is per metric).
+ALL_METRICS = ["precision@2", "recall@3", "hit_rate@1", "mrr", "map@3", "average_recall",
+               "ndcg@2", "mean_rank"]
+TIES = ["average", "first", "optimistic", "pessimistic"]
+SCORES = [0.0, -0.0, 0.5, 1.0, -1.0, 0.1, 1 / 3, float("nan"), float("inf"), float("-inf")]
+
+
+@st.composite
+def ragged_batches(draw):
+  rows = draw(st.lists(st.lists(st.tuples(st.sampled_from(SCORES), st.integers(0, 3)),
+                                max_size=7), min_size=1, max_size=5))
+  return [[s for s, _ in row] for row in rows], [[y for _, y in row] for row in rows]
+
+
+@settings(max_examples=25, deadline=None)
+@given(ragged_batches(), st.sampled_from(TIES))
+def test_host_ranks_equal_the_kernel_and_the_reference(batch, ties):
+  """_KERNEL_MAX_SLOTS = 0 sends every list to the host ranks, 2 splits a batch between both."""
+  from reference import reference
+  scores, labels = batch
+  kernel = jrn.evaluate(scores, labels, ALL_METRICS, ties=ties)
+  for cut in (0, 2):
+    with pytest.MonkeyPatch.context() as mp:
+      mp.setattr(jrn, "_KERNEL_MAX_SLOTS", cut)
+      host = jrn.evaluate(scores, labels, ALL_METRICS, ties=ties)
+    for m in ALL_METRICS:
+      np.testing.assert_allclose(host[m], kernel[m], rtol=1e-12, atol=1e-12, err_msg=(cut, m))
+  for m in ALL_METRICS:
+    name, k = jaxrank.parse_metric(m)
+    want = [reference(name, [s], [y], ties=ties, k=k)[0] for s, y in zip(scores, labels)]
+    np.testing.assert_allclose(kernel[m], want, rtol=1e-9, atol=1e-12, err_msg=m)
+
+
+def test_one_long_list_beside_many_short_ones_is_padded_alone():
+  rng = np.random.default_rng(6)
+  scores = [list(rng.random(5)) for _ in range(300)] + [list(rng.random(30_000))]
+  labels = [list(rng.integers(0, 2, 5)) for _ in range(300)] + [list(rng.integers(0, 2, 30_000))]
+  batch = jrn.evaluate(scores, labels, ["map", "ndcg@10"])
+  for i in (0, 299, 300):
+    alone = jrn.evaluate(scores[i:i + 1], labels[i:i + 1], ["map", "ndcg@10"])
+    assert batch["map"][i] == alone["map"][0] and batch["ndcg@10"][i] == alone["ndcg@10"][0]
+  width = np.array([8] * 300 + [32768])
+  order, calls = jrn._batches(width, np.full(301, 8), budget=1 << 22, floor=1 << 12)
+  assert [(stop - start, rows, w) for start, stop, rows, w, _ in calls] == [
+      (300, 512, 8), (1, 1, 32768)]  # not 301 rows of 32,768
+
+
+def test_one_long_list_with_many_relevant_items_costs_what_it_costs_alone():
+  """1 list x 100,000 items, half of them relevant, every tie policy: was padded to 64 lists
+  and compared every item with every relevant one (minutes); now host work in O(n log r)."""
+  import time
+  rng = np.random.default_rng(7)
+  n = 100_000
+  scores = np.round(rng.random((1, n)), 3)  # many ties
+  labels = rng.integers(0, 2, (1, n)) * rng.integers(1, 4, (1, n))
+  metrics = ["ndcg@10", "map", "mrr", "r@1000", "rprec"]
+  start = time.perf_counter()
+  got = {ties: jrn.evaluate(scores, labels, metrics, ties=ties) for ties in TIES}
+  assert time.perf_counter() - start < 30  # two compilations and four sub-second runs
+  want = jaxrank.evaluate(scores.astype(np.float32), labels, metrics, method="sort")
+  for m in metrics:
+    np.testing.assert_allclose(got["average"][m], np.asarray(want[m]), rtol=2e-5, err_msg=m)
+    lo, hi = got["pessimistic"][m][0], got["optimistic"][m][0]
+    assert lo <= got["average"][m][0] <= hi and lo <= got["first"][m][0] <= hi, m
