@@ -123,6 +123,9 @@ def positions(r: Ranks, ties: str) -> tuple[jax.Array, jax.Array]:
   else:  # pessimistic: relevant last, lower grades first
     behind = same & ((gj > gi) | ((gj == gi) & (idx[None, :] > idx[:, None])))
     pos = r.hi - jnp.sum(behind, axis=-1, dtype=jnp.int32)
+  # Unranked slots (padding, relevant items that were not retrieved) share the position
+  # size + 1, which is no tie group: they stay unranked under every policy.
+  pos = jnp.where(r.lo > r.size, r.lo, pos)
   return pos, pos
 
 
@@ -332,6 +335,7 @@ def mean_rank(r, k, o):
   below = jnp.where(top >= lo_f, (lo_f + top) * (top - lo_f + 1) / 2, 0.0)
   beyond = c * jnp.maximum(hi_f - jnp.maximum(lo_f, c) + 1, 0.0)
   expected = (below + beyond) / (hi_f - lo_f + 1)
+  expected = jnp.where(lo > r.size, c, expected)  # unranked: censored, whatever k is
   nrel = jnp.sum(rel, axis=-1)
   return jnp.sum(jnp.where(rel, expected, 0.0), axis=-1) / jnp.maximum(nrel, 1), nrel == 0
 

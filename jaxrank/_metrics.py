@@ -186,8 +186,9 @@ r_precision = _metric("r_precision", r"""R-precision: precision at R, the number
 
 mean_rank = _metric("mean_rank", r"""Mean 1-based rank of the relevant items of each list.
 
-  With ``k``, ranks beyond k count as k + 1; relevant items missing from a ranked-ids list count as
-  n + 1. ``ties="average"`` gives the realistic rank, ``"optimistic"``/``"pessimistic"`` PyKEEN's
+  With ``k``, ranks beyond k count as k + 1. Relevant items that are not ranked (missing from a
+  ranked-ids list, ``where=False`` in :func:`jaxrank.from_sparse`) count as n + 1, or k + 1 with
+  ``k``. ``ties="average"`` gives the realistic rank, ``"optimistic"``/``"pessimistic"`` PyKEEN's
   other two.
 
   Example:
