@@ -64,7 +64,7 @@ def check_temperature(name: str, value) -> float | jax.Array:
 
 
 def _inputs(scores, where, temperature):
-  scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1)
+  scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1, wide_ints="float")
   valid = _checks.as_where(where, scores.shape)
   return scores, valid, check_temperature("temperature", temperature)
 

@@ -35,9 +35,10 @@ from jax import lax
 from jax.typing import ArrayLike
 
 from jaxrank import _checks, _evaluate, _formulas
-from jaxrank._ranks import Ranks, from_candidates
+from jaxrank._ranks import Ranks, as_scores, from_candidates
 
 TIES = ("realistic", "average", "optimistic", "pessimistic")
+NUM_OPTIONS = ("all", "finite")
 _CORE_NAMES = {"hits_at_k": "hit_rate", "reciprocal_rank": "reciprocal_rank",
                "mean_rank": "mean_rank", "ndcg_at_k": "ndcg"}
 ALIASES = {"hits": "hits_at_k", "hits_at_k": "hits_at_k", "hr": "hits_at_k",
@@ -523,7 +524,7 @@ def evaluate_triples(head_scores: ArrayLike, tail_scores: ArrayLike, triples: Ar
   per_side = {}
   for side, scores, col, known in (("head", head_scores, 0, known_heads),
                                    ("tail", tail_scores, 2, known_tails)):
-    scores = _checks.as_array(f"{side}_scores", scores, kinds="fi")
+    (scores,) = as_scores((f"{side}_scores", scores, 0))
     if scores.ndim != 2 or scores.shape[0] != triples.shape[0]:
       raise ValueError(f"{side}_scores must have shape ({triples.shape[0]}, num_entities), got "
                        f"{tuple(scores.shape)}")
@@ -567,8 +568,8 @@ def ogb_hits_at_k(positive_scores: ArrayLike, negative_scores: ArrayLike, k: int
     >>> float(linkpred.ogb_hits_at_k([0.9, 0.5, 0.2], [0.5, 0.3, 0.1], k=1))
     0.3333333432674408
   """
-  pos = _checks.as_array("positive_scores", positive_scores, kinds="fi")
-  neg = _checks.as_array("negative_scores", negative_scores, kinds="fi")
+  pos, neg = as_scores(("positive_scores", positive_scores, 0),
+                       ("negative_scores", negative_scores, 0))
   if pos.ndim != 1 or neg.ndim != 1:
     raise ValueError(f"positive_scores and negative_scores must be 1-D (OGB's shared negatives), "
                      f"got shapes {tuple(pos.shape)} and {tuple(neg.shape)}")
@@ -582,9 +583,8 @@ def ogb_hits_at_k(positive_scores: ArrayLike, negative_scores: ArrayLike, k: int
 
 @functools.partial(jax.jit, static_argnames=("k",))
 def _ogb_hits(pos, neg, *, k):
-  dtype = jnp.result_type(pos.dtype, neg.dtype)
-  kth = lax.top_k(neg.astype(dtype), k)[0][-1]
-  return jnp.mean((pos.astype(dtype) > kth).astype(jnp.float32))
+  kth = lax.top_k(neg, k)[0][-1]  # one dtype that holds both exactly (as_scores)
+  return jnp.mean((pos > kth).astype(jnp.float32))
 
 
 def ogb_mrr(positive_scores: ArrayLike, negative_scores: ArrayLike) -> dict[str, jax.Array]:
