@@ -151,6 +151,10 @@ dcg = _metric("dcg", r"""Discounted cumulative gain at k.
   TF-Ranking, ranx ``ndcg_burges``) or a callable; ``discount`` defaults to
   :func:`jaxrank.log2_discount`. ``ties="average"`` equals sklearn's ``dcg_score``.
 
+  DCG is summed in the metrics' float dtype (float32; float64 in JAX's x64 mode). A DCG beyond
+  its range is ``+inf`` (e.g. ``gain="exp2"`` of a grade >= 128 in float32, or linear grades
+  near 3.4e38), never NaN; :func:`ndcg` stays exact for those lists.
+
   Example:
     >>> import jaxrank
     >>> float(jaxrank.dcg([[3.0, 2.0, 1.0]], [[0, 1, 1]])[0])
@@ -163,6 +167,12 @@ ndcg = _metric("ndcg", r"""Normalised DCG at k: DCG@k over the DCG@k of the idea
   relevant items missing from a ranked-ids list lower it (trec_eval ``ndcg``/``ndcg_cut_k``;
   sklearn ``ndcg_score`` with ``ties="average"``; Rax/metrax with ``gain="exp2"``,
   ``ties="first"``). Lists whose ideal DCG is 0 follow ``empty``.
+
+  Both sums divide every gain by the list's largest gain first (the same ratio), so no sum
+  overflows and NDCG stays in [0, 1] for every valid grade: ``gain="exp2"`` of a grade of 128
+  or 1000, linear grades up to float32's largest value (3.4e38; larger, infinite or NaN grades
+  are rejected). With a callable gain that returns ``+inf``, the items of infinite gain count
+  as 1 and the others as 0, the limit of the ratio.
 
   Example:
     >>> import jaxrank

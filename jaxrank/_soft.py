@@ -75,20 +75,23 @@ def _cutoff(r, k, tau):
 
 def _formula(name, r, ranked, grades, ranks_, k, o: Options, tau):
   """(value, empty) of one soft metric from slot soft ranks ``r``."""
-  rel = _formulas._relevant(ranks_, o)
+  rel = _formulas.relevant(ranks_, o)
   nrel = jnp.sum(rel, axis=-1).astype(r.dtype)
   c = jnp.where(ranked, _cutoff(r, k, tau), 0.0)
   if name in ("dcg", "ndcg"):
-    gains = jnp.where(grades > 0, o.gain_of(grades), 0.0).astype(r.dtype)
-    dcg = jnp.sum(gains * o.discount_fn(r) * c, axis=-1)
+    # NDCG reads gains over the list's largest gain (no overflow; see relative_gains).
+    gains = (o.gain_of(grades) if name == "dcg"
+             else _formulas.relative_gains(grades, grades, o)).astype(r.dtype)
+    weight = o.discount_fn(r) * c
+    dcg = jnp.sum(jnp.where((grades > 0) & (weight > 0), gains * weight, 0.0), axis=-1)
     if name == "dcg":
       return dcg, ~jnp.any(grades > 0, axis=-1)
-    ideal = _formulas._ideal_dcg(ranks_, k, o).astype(r.dtype)
+    ideal = _formulas.ideal_dcg(ranks_, k, o, relative=True).astype(r.dtype)
     return _divide(dcg, ideal), ~(ideal > 0)
   hits = jnp.sum(jnp.where(rel, c, 0.0), axis=-1)
   empty = nrel == 0
   if name == "precision":
-    return hits / jnp.maximum(_formulas._precision_denominator(ranks_, k, o), 1), empty
+    return hits / jnp.maximum(_formulas.precision_denominator(ranks_, k, o), 1), empty
   if name == "recall":
     return _divide(hits, nrel), empty
   if name == "hit_rate":
