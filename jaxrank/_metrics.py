@@ -6,7 +6,7 @@ share one keyword-only signature; an option that does not concern a metric is ig
 same ``**options`` can be passed to all of them and to :func:`jaxrank.evaluate`.
 
 Common options:
-  k: cutoff (positive int) or None for the whole list.
+  k: cutoff (positive int up to 2**31 - 2) or None for the whole list.
   where: ``[..., n]`` bool mask of valid items (False = padding, not ranked).
   threshold: an item is relevant when its grade is ``>= threshold`` (default 1, as trec_eval).
     DCG/NDCG use every positive grade as gain and ignore it.
@@ -84,7 +84,8 @@ fbeta = _metric("fbeta", r"""F-beta at k of precision and recall.
   .. math:: F_\beta = (1 + \beta^2) P R / (\beta^2 P + R) = (1+\beta^2)\,\mathrm{hits} /
      (\beta^2 R + D)
 
-  Linear in the number of hits, so its tie-averaged value is exact. ``precision_denominator`` as in
+  Linear in the number of hits, so its tie-averaged value is exact. Every positive ``beta`` gives
+  a finite value; ``beta=inf`` gives the limit, recall. ``precision_denominator`` as in
   :func:`precision`; trec_eval ``set_F`` is ``k=None``; Evidently computes F of the *averaged*
   P and R, which is not a per-list mean.
 

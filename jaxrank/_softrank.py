@@ -55,7 +55,7 @@ def _big(dtype) -> float:
 
 
 def check_temperature(name: str, value) -> float | jax.Array:
-  """A positive number; a traced scalar (e.g. an annealed temperature under ``jit``) passes."""
+  """A positive finite number; a traced scalar (e.g. an annealed temperature under jit) passes."""
   if isinstance(value, jax.core.Tracer):
     return value
   if hasattr(value, "ndim") and value.ndim == 0:

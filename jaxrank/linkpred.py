@@ -83,7 +83,9 @@ def ranks(positive_scores: ArrayLike | Ranks, candidate_scores: ArrayLike | None
   """
   if isinstance(positive_scores, Ranks):
     if candidate_scores is not None or candidate_mask is not None:
-      raise ValueError("candidate_scores and candidate_mask must be None when a Ranks is passed")
+      raise ValueError("candidate_scores and candidate_mask must be None when a Ranks is passed "
+                       "(the Ranks holds them; give k and metric names by keyword, or "
+                       "evaluate(ranks, metrics))")
     if positive_scores.lo.shape[-1] != 1:
       raise ValueError(f"a link-prediction Ranks has one slot per query (from_candidates), got "
                        f"{positive_scores.lo.shape[-1]} slots")
@@ -439,19 +441,25 @@ def _parse(name: str) -> tuple[str, int | None]:
     if cut:
       raise ValueError(f"metric {name!r} takes no cutoff")
     return metric, None
-  if not cut.strip().isdigit() or int(cut) <= 0:
-    raise ValueError(f"metric {name!r} needs a positive cutoff after '@', e.g. 'hits@10'")
+  if not cut.strip().isdigit() or not 0 < int(cut) <= _checks.MAX_K:
+    raise ValueError(f"metric {name!r} needs a positive cutoff up to {_checks.MAX_K} after '@', "
+                     f"e.g. 'hits@10'")
   return metric, int(cut)
 
 
-def evaluate(positive_scores: ArrayLike | Ranks, candidate_scores: ArrayLike | None = None,
-             metrics: Sequence[str] = ("mrr", "hits@1", "hits@3", "hits@10", "mr"), *,
+DEFAULT_METRICS = ("mrr", "hits@1", "hits@3", "hits@10", "mr")
+
+
+def evaluate(positive_scores: ArrayLike | Ranks,
+             candidate_scores: ArrayLike | Sequence[str] | None = None,
+             metrics: Sequence[str] = DEFAULT_METRICS, *,
              candidate_mask: ArrayLike | None = None, ties: str = "realistic",
              reduce: str | None = "mean") -> dict[str, jax.Array]:
   """Several link-prediction metrics from one counting pass.
 
   Names: ``mrr``/``rr``, ``mr``, ``hits@k``/``hr@k``, ``ndcg@k``. ``reduce="mean"`` (default)
-  returns their means over queries; ``None`` the per-query values.
+  returns their means over queries; ``None`` the per-query values. With a prebuilt
+  :class:`jaxrank.Ranks` the names may come second: ``evaluate(ranks, ["mrr", "hits@10"])``.
 
   Example:
     >>> from jaxrank import linkpred
@@ -460,9 +468,12 @@ def evaluate(positive_scores: ArrayLike | Ranks, candidate_scores: ArrayLike | N
     {'mrr': 0.75, 'hits@1': 0.5}
   """
   _check_ties(ties)
-  metrics = [metrics] if isinstance(metrics, str) else list(metrics)  # a generator is read once
-  if not metrics:
-    raise ValueError("metrics must name at least one metric, got an empty list")
+  if isinstance(positive_scores, Ranks) and _evaluate.names_metrics(candidate_scores):
+    if metrics is not DEFAULT_METRICS:  # evaluate(ranks, ["mrr"]): the names come second
+      raise ValueError("metrics given twice: with a Ranks pass them second, "
+                       "evaluate(ranks, metrics), or as metrics=...")
+    candidate_scores, metrics = None, candidate_scores
+  metrics = _evaluate.metric_list(metrics)
   if reduce not in (None, "mean"):
     raise ValueError(f"reduce must be None or 'mean', got {reduce!r}")
   specs = tuple(_parse(m) for m in metrics)
