@@ -52,12 +52,12 @@ def _embeddings(item_embeddings: ArrayLike) -> jax.Array:
 
 
 def _popularity(item_popularity: ArrayLike) -> jax.Array:
-  p = _checks.as_array("item_popularity", item_popularity, kinds="fi")
+  p = _checks.as_array("item_popularity", item_popularity, kinds="fi", wide_ints="float")
   if p.ndim != 1:
     raise ValueError(f"item_popularity must have shape (num_items,), got {tuple(p.shape)}")
   if _checks.is_concrete(p) and any(bool(v) for v in _checks.label_summary(p)):
     values = np.asarray(p).astype(np.float64)
-    i = int(np.argwhere(np.isnan(values) | (values < 0))[0][0])
+    i = int(np.argwhere(np.isnan(values) | (values < 0) | (values > _checks.MAX_GRADE))[0][0])
     raise ValueError(f"item_popularity must be counts >= 0 (training users or interactions "
                      f"per item), got {values[i]:g} at item {i}")
   return p
@@ -66,12 +66,18 @@ def _popularity(item_popularity: ArrayLike) -> jax.Array:
 def top_k_ids(scores: ArrayLike, k: int, *, where: ArrayLike | None = None) -> jax.Array:
   """The ids of the k best-scored items of each list (``-1`` where fewer than k are valid).
 
+  Scores of every float and integer dtype are ordered by their exact value (as the rank core
+  orders them); NaN scores come after every number, padding (``where=False``) after NaN, and
+  equal scores in index order.
+
   Example:
     >>> import jaxrank
     >>> jaxrank.top_k_ids([[0.1, 0.9, 0.5]], 2).tolist()
     [[1, 2]]
   """
-  scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1)
+  (scores,) = _ranks.as_scores(("scores", scores, 1))
+  if k is None:
+    raise TypeError("k must be a positive int, got None")
   k = _checks.check_k(k)
   if k > scores.shape[-1]:
     raise ValueError(f"k must be <= the number of items {scores.shape[-1]}, got {k}")
@@ -82,9 +88,16 @@ def top_k_ids(scores: ArrayLike, k: int, *, where: ArrayLike | None = None) -> j
 @functools.partial(jax.jit, static_argnames=("k",))
 def _top_k_ids(scores, valid, *, k):
   # The rank core's order keys: NaN below -inf, padding below NaN, ties by index.
-  ids = lax.top_k(_ranks.sort_keys(scores, valid), k)[1].astype(jnp.int32)
+  keys = _ranks.sort_keys(scores, valid)
   if valid is None:
-    return ids
+    return lax.top_k(keys, k)[1].astype(jnp.int32)
+  if _ranks.key_dtype(scores.dtype)[1]:
+    # Full keys (32/64-bit int scores): a valid item may hold padding's key, so sort by
+    # (valid first, key descending, index); ~key reverses an integer order exactly.
+    index = lax.broadcasted_iota(jnp.int32, keys.shape, keys.ndim - 1)
+    ids = lax.sort((~valid, ~keys, index), dimension=-1, num_keys=3)[2][..., :k]
+  else:
+    ids = lax.top_k(keys, k)[1].astype(jnp.int32)
   return jnp.where(jnp.take_along_axis(valid, ids, axis=-1), ids, -1)
 
 
@@ -550,7 +563,7 @@ def score_entropy(scores: ArrayLike, *, k: int | None = None, where: ArrayLike |
     >>> round(float(jaxrank.score_entropy([[1.0, 1.0], [1.0, 1.0]])), 4)  # log 4
     1.3863
   """
-  scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1)
+  scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1, wide_ints="float")
   k = _checks.check_k(k)
   valid = _checks.as_where(where, scores.shape)
   if k is not None and k > scores.shape[-1]:

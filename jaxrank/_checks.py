@@ -7,6 +7,7 @@ tracing; under tracing the documented fallbacks apply instead.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Sequence
 from typing import Any
@@ -22,14 +23,20 @@ def is_concrete(x: Any) -> bool:
   return not isinstance(x, jax.core.Tracer)
 
 
+# The largest cutoff or slot count: ranks and counts are int32 on the device, and k + 1 must fit.
+MAX_K = 2**31 - 2
+
+
 def check_k(k: Any, name: str = "k") -> int | None:
-  """``k`` must be ``None`` or a positive Python/NumPy integer (bools are rejected)."""
+  """``k`` must be ``None`` or a positive Python/NumPy integer up to ``MAX_K`` (no bools)."""
   if k is None:
     return None
   if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
     raise TypeError(f"{name} must be a positive int or None, got {k!r} of type {type(k).__name__}")
   if k <= 0:
     raise ValueError(f"{name} must be a positive int or None, got {k}")
+  if k > MAX_K:
+    raise ValueError(f"{name} must be at most {MAX_K} (ranks are int32), got {k}")
   return int(k)
 
 
@@ -46,24 +53,84 @@ def check_unit_interval(name: str, value: Any) -> float:
 
 
 def check_positive_number(name: str, value: Any) -> float:
-  if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
-    raise ValueError(f"{name} must be a positive number, got {value!r}")
+  """A positive, finite real number (bools, NaN and inf are rejected)."""
+  if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real)
+      or not 0 < value < math.inf):
+    raise ValueError(f"{name} must be a positive finite number, got {value!r}")
   return float(value)
 
 
-def as_array(name: str, x: Any, *, kinds: str, min_ndim: int = 0) -> jax.Array:
-  """Converts ``x`` to an array whose dtype kind is in ``kinds`` ('f' float, 'i' int, 'b' bool)."""
+def _int32_range(dtype: np.dtype) -> np.iinfo:
+  return np.iinfo(np.int32 if dtype.kind == "i" else np.uint32)
+
+
+def wraps_in_jax(arr: np.ndarray) -> bool:
+  """True for a 64-bit int NumPy array that JAX, without x64 mode, would wrap to 32 bits."""
+  if jax.config.jax_enable_x64 or arr.dtype.kind not in "iu" or arr.dtype.itemsize < 8:
+    return False
+  info = _int32_range(arr.dtype)
+  return arr.size > 0 and bool(arr.min() < info.min or arr.max() > info.max)
+
+
+def as_numpy(name: str, x: Any) -> np.ndarray:
+  """``np.asarray(x)`` with one-line errors for None, ragged lists and non-numbers."""
+  if x is None:
+    raise TypeError(f"{name} must be an array, got None")
   try:
-    arr = x if isinstance(x, jax.Array) else jnp.asarray(x)
+    arr = np.asarray(x)
+  except ValueError as e:
+    if "inhomogeneous" in str(e) or "sequence" in str(e):
+      raise ValueError(f"{name} must be a rectangular array, got a ragged nested list (rows of "
+                       f"different lengths): use where= (padding) or jaxrank.numpy for ragged "
+                       f"lists") from None
+    raise ValueError(f"{name} must be an array of numbers: {e}") from None
   except TypeError as e:
     raise TypeError(f"{name} must be an array, got {type(x).__name__}: {e}") from None
+  if arr.dtype == object:
+    raise TypeError(f"{name} must hold numbers, got {type(x).__name__} that makes an object "
+                    f"array (a None, a ragged row, a non-number or an int beyond 64 bits "
+                    f"inside?); use where= (padding) or jaxrank.numpy for ragged lists")
+  return arr
+
+
+def _kinds_error(name: str, kinds: str, dtype: Any) -> TypeError:
+  wanted = {"f": "floating", "i": "integer", "b": "bool"}
+  return TypeError(f"{name} must have a {' or '.join(wanted[c] for c in kinds)} dtype, "
+                   f"got {dtype}")
+
+
+def as_array(name: str, x: Any, *, kinds: str, min_ndim: int = 0,
+             wide_ints: str = "error") -> jax.Array:
+  """Converts ``x`` to an array whose dtype kind is in ``kinds`` ('f' float, 'i' int, 'b' bool).
+
+  A 64-bit int NumPy array is narrowed to 32 bits when JAX's x64 mode is off and every value
+  fits; otherwise (JAX would wrap the values) ``wide_ints="error"`` raises and ``"float"``
+  converts it to float (where only the magnitude matters, e.g. soft ranks).
+  """
+  if isinstance(x, jax.Array):
+    arr = x
+  else:
+    host = as_numpy(name, x)
+    if host.dtype.kind in "iu" and host.dtype.itemsize == 8 and not jax.config.jax_enable_x64:
+      info = _int32_range(host.dtype)
+      if not wraps_in_jax(host):
+        host = host.astype(info.dtype)
+      elif wide_ints == "float":
+        host = host.astype(np.float64)
+      else:
+        i = tuple(int(j) for j in np.argwhere((host < info.min) | (host > info.max))[0])
+        raise ValueError(f"{name} must fit in {info.dtype} when JAX's x64 mode is off, got "
+                         f"{host[i]} at index {i}; enable x64 with "
+                         f"jax.config.update('jax_enable_x64', True)")
+    try:
+      arr = jnp.asarray(host)
+    except TypeError:
+      raise _kinds_error(name, kinds, host.dtype) from None
   dtype = arr.dtype
   kind = "b" if dtype == jnp.bool_ else "f" if jnp.issubdtype(dtype, jnp.floating) else (
       "i" if jnp.issubdtype(dtype, jnp.integer) else "?")
   if kind not in kinds:
-    wanted = {"f": "floating", "i": "integer", "b": "bool"}
-    raise TypeError(f"{name} must have a {' or '.join(wanted[c] for c in kinds)} dtype, "
-                    f"got {dtype}")
+    raise _kinds_error(name, kinds, dtype)
   if arr.ndim < min_ndim:
     raise ValueError(f"{name} must have at least {min_ndim} dimension(s), got shape {arr.shape}")
   return arr
@@ -90,16 +157,21 @@ def check_leading(name: str, arr: jax.Array, ref_name: str, lead: tuple[int, ...
                      f"dimensions of {ref_name}, got {tuple(arr.shape)}")
 
 
+# Grades are float32 on the device: a larger (or infinite) grade cannot be represented.
+MAX_GRADE = float(np.finfo(np.float32).max)
+
+
 @jax.jit
-def label_summary(labels: jax.Array) -> tuple[jax.Array, jax.Array]:
-  """(any NaN, any negative) in one fused pass on the device."""
+def label_summary(labels: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+  """(any NaN, any negative, any above ``MAX_GRADE`` or +inf) in one fused pass on the device."""
   if jnp.issubdtype(labels.dtype, jnp.floating):
-    return jnp.any(jnp.isnan(labels)), jnp.any(labels < 0)
-  return jnp.zeros((), bool), jnp.any(labels < 0)
+    return jnp.any(jnp.isnan(labels)), jnp.any(labels < 0), jnp.any(labels > MAX_GRADE)
+  no = jnp.zeros((), bool)
+  return no, jnp.any(labels < 0), no
 
 
 def check_labels(name: str, labels: jax.Array) -> None:
-  """Rejects NaN and negative relevance labels when the value is concrete.
+  """Rejects NaN, negative and non-float32 (huge or infinite) labels when the value is concrete.
 
   The common (valid) case costs one fused device reduction; only a failing input is copied to
   the host to find the first offending index for the message.
@@ -109,16 +181,21 @@ def check_labels(name: str, labels: jax.Array) -> None:
   raise_label_error(name, labels, *(bool(v) for v in label_summary(labels)))
 
 
-def raise_label_error(name: str, labels: jax.Array, has_nan: bool, has_negative: bool) -> None:
-  """Raises for NaN or negative labels, naming the first offending index (no-op when clean)."""
-  if not (has_nan or has_negative):
+def raise_label_error(name: str, labels: jax.Array, has_nan: bool, has_negative: bool,
+                      has_huge: bool = False) -> None:
+  """Raises for NaN, negative or huge labels, naming the first offending index (no-op if clean)."""
+  if not (has_nan or has_negative or has_huge):
     return
   values = np.asarray(labels).astype(np.float64)
   if has_nan:
     i = tuple(int(j) for j in np.argwhere(np.isnan(values))[0])
     raise ValueError(f"{name} must not contain NaN, found NaN at index {i}")
-  i = tuple(int(j) for j in np.argwhere(values < 0)[0])
-  raise ValueError(f"{name} must be >= 0 (0 = not relevant), got {values[i]:g} at index {i}")
+  if has_negative:
+    i = tuple(int(j) for j in np.argwhere(values < 0)[0])
+    raise ValueError(f"{name} must be >= 0 (0 = not relevant), got {values[i]:g} at index {i}")
+  i = tuple(int(j) for j in np.argwhere(values > MAX_GRADE)[0])
+  raise ValueError(f"{name} must be finite and at most {MAX_GRADE:g} (grades are float32), got "
+                   f"{values[i]:g} at index {i}")
 
 
 def check_ids(name: str, ids: jax.Array, upper: int, upper_name: str) -> None:

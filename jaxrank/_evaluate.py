@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import math
+import numbers
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -55,7 +57,23 @@ def parse_metric(name: str) -> tuple[str, int | None]:
   if not re.fullmatch(r"[0-9]+", cut) or int(cut) <= 0:
     raise ValueError(f"metric {name!r}: the cutoff after '@' must be a positive integer, "
                      f"got {cut!r}")
+  if int(cut) > _checks.MAX_K:
+    raise ValueError(f"metric {name!r}: the cutoff after '@' must be at most {_checks.MAX_K} "
+                     f"(ranks are int32), got {cut}")
   return base, int(cut)
+
+
+def metric_list(metrics: Any) -> list[str]:
+  """``metrics`` as a non-empty list of names: one string or an iterable of them."""
+  if isinstance(metrics, str):
+    return [metrics]
+  if metrics is None or isinstance(metrics, (bytes, numbers.Number)) or not hasattr(
+      metrics, "__iter__"):
+    raise TypeError(f"metrics must be a metric name or a list of names, got {metrics!r}")
+  metrics = list(metrics)  # a generator is read once
+  if not metrics:
+    raise ValueError("metrics must name at least one metric, got an empty list")
+  return metrics
 
 
 def make_options(*, threshold: float = 1, gain: str | Callable = "linear",
@@ -63,11 +81,19 @@ def make_options(*, threshold: float = 1, gain: str | Callable = "linear",
                  ap_denominator: str = "all", precision_denominator: str = "k",
                  beta: float = 1.0) -> Options:
   threshold = _checks.check_positive_number("threshold", threshold)
-  beta = _checks.check_positive_number("beta", beta)
+  if beta != math.inf:  # F-beta's limit for beta -> inf is recall (see fbeta)
+    try:
+      beta = _checks.check_positive_number("beta", beta)
+    except ValueError:
+      raise ValueError(f"beta must be a positive number (inf: recall), got {beta!r}") from None
   if not callable(gain):
     _checks.check_choice("gain", gain, _formulas.GAINS)
+  else:
+    probe("gain", gain, "grades")
   if discount is not None and not callable(discount):
     raise TypeError(f"discount must be a callable of the 1-based rank or None, got {discount!r}")
+  if discount is not None:
+    probe("discount", discount, "1-based ranks")
   _checks.check_choice("ties", ties, _ranks.TIES)
   _checks.check_choice("empty", empty, _formulas.EMPTY)
   _checks.check_choice("ap_denominator", ap_denominator, _formulas.AP_DENOMINATORS)
@@ -78,6 +104,35 @@ def make_options(*, threshold: float = 1, gain: str | Callable = "linear",
                  beta=beta)
 
 
+def probe(name: str, fn: Callable, of: str) -> None:
+  """A gain/discount callable must map a float array to a numeric array of its shape.
+
+  Checked eagerly (once per hashable callable), so a wrong one fails here with its name and not
+  inside a compiled metric.
+  """
+  try:
+    hash(fn)
+  except TypeError:
+    _probe.__wrapped__(name, fn, of)
+  else:
+    _probe(name, fn, of)
+
+
+@functools.lru_cache(maxsize=64)
+def _probe(name: str, fn: Callable, of: str) -> None:
+  x = jnp.asarray([[1.0, 2.0, 3.0]], jnp.float32)
+  try:
+    with jax.ensure_compile_time_eval():
+      y = jnp.asarray(fn(x))
+  except Exception as e:  # noqa: BLE001 - any failure of the user's callable is reported
+    raise TypeError(f"{name} must be a callable of an array of {of}, returning an array of the "
+                    f"same shape; calling it on {x.tolist()} raised {type(e).__name__}: {e}"
+                    ) from None
+  if y.shape != x.shape or not jnp.issubdtype(y.dtype, jnp.number):
+    raise TypeError(f"{name} must return a numeric array of the shape of its input; "
+                    f"{name}({x.tolist()}) gave {y.dtype} of shape {tuple(y.shape)}")
+
+
 def as_ranks(scores: Any, labels: Any, *, where, tie_key, ties, max_relevant, method) -> Ranks:
   """Passes a :class:`Ranks` through, or builds one from dense ``(scores, labels)``."""
   if isinstance(scores, Ranks):
@@ -85,8 +140,12 @@ def as_ranks(scores: Any, labels: Any, *, where, tie_key, ties, max_relevant, me
     given = [name for name, value in extra.items() if value is not None]
     if given:
       raise ValueError(f"{', '.join(given)} must be None when a Ranks is passed (the Ranks "
-                       f"already holds them)")
+                       f"already holds them); give k and the options by keyword "
+                       f"(evaluate takes the metric names second: evaluate(ranks, metrics))")
     return scores
+  if names_metrics(labels):
+    raise TypeError(f"labels look like metric names ({labels!r}): with dense scores pass "
+                    f"evaluate(scores, labels, metrics), or build a Ranks first")
   if labels is None:
     raise ValueError("labels is required with dense scores (or pass a jaxrank.Ranks built by "
                      "from_dense/from_sparse/from_ranked_ids/from_candidates)")
@@ -126,12 +185,22 @@ def mean(values: ArrayLike | Mapping[str, ArrayLike], *, empty: str = "zero"):
   _checks.check_choice("empty", empty, _formulas.EMPTY)
   if isinstance(values, Mapping):
     return {name: mean(v, empty=empty) for name, v in values.items()}
-  values = jnp.asarray(values)
+  values = _checks.as_array("values", values, kinds="fib")
   return jnp.nanmean(values) if empty == "skip" else jnp.mean(values)
 
 
-def evaluate(scores: ArrayLike | Ranks, labels: ArrayLike | None = None,
-             metrics: Sequence[str] = ("ndcg@10", "map", "mrr", "precision@10", "recall@10"), *,
+def names_metrics(x: Any) -> bool:
+  """A metric name or a non-empty list of names (not labels)."""
+  if isinstance(x, str):
+    return True
+  return (isinstance(x, (list, tuple)) and len(x) > 0 and all(isinstance(v, str) for v in x))
+
+
+DEFAULT_METRICS = ("ndcg@10", "map", "mrr", "precision@10", "recall@10")
+
+
+def evaluate(scores: ArrayLike | Ranks, labels: ArrayLike | Sequence[str] | None = None,
+             metrics: Sequence[str] = DEFAULT_METRICS, *,
              where: ArrayLike | None = None, threshold: float = 1,
              gain: str | Callable = "linear", discount: Callable | None = None,
              ties: str = "average", tie_key: ArrayLike | None = None, empty: str = "zero",
@@ -147,7 +216,8 @@ def evaluate(scores: ArrayLike | Ranks, labels: ArrayLike | None = None,
   every metric it concerns.
 
   Args:
-    scores: ``[..., n]`` scores, or a :class:`jaxrank.Ranks` (then ``labels`` is None).
+    scores: ``[..., n]`` scores, or a :class:`jaxrank.Ranks` (then no ``labels``: the metric
+      names may come second, ``evaluate(ranks, ["map", "ndcg@10"])``).
     labels: ``[..., n]`` non-negative relevance grades.
     metrics: the metric names.
     reduce: ``None`` returns per-list arrays of the leading shape; ``"mean"`` returns their mean
@@ -162,11 +232,13 @@ def evaluate(scores: ArrayLike | Ranks, labels: ArrayLike | None = None,
     >>> {k: round(float(v[0]), 4) for k, v in out.items()}
     {'map': 0.5833, 'ndcg@2': 0.3869}
   """
-  if isinstance(metrics, str):
-    metrics = [metrics]
-  metrics = list(metrics)
-  if not metrics:
-    raise ValueError("metrics must name at least one metric, got an empty list")
+  if isinstance(scores, Ranks) and names_metrics(labels):
+    # evaluate(ranks, ["map", ...]): a Ranks needs no labels, so the second argument is metrics.
+    if metrics is not DEFAULT_METRICS:
+      raise ValueError("metrics given twice: with a Ranks pass them second, "
+                       "evaluate(ranks, metrics), or as metrics=...")
+    labels, metrics = None, labels
+  metrics = metric_list(metrics)
   if reduce not in (None, "mean"):
     raise ValueError(f"reduce must be None or 'mean', got {reduce!r}")
   options = make_options(threshold=threshold, gain=gain, discount=discount, ties=ties,

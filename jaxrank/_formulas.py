@@ -71,11 +71,57 @@ class Options:
     return log2_discount if self.discount is None else self.discount
 
   def gain_of(self, grades: jax.Array) -> jax.Array:
+    """The gain of each grade in the metrics' float dtype (+inf beyond its range)."""
+    grades = grades.astype(_float())
     if self.gain == "linear":
       return grades
     if self.gain == "exp2":
       return jnp.exp2(grades) - 1.0
     return jnp.asarray(self.gain(grades), _float())
+
+
+def relative_gains(grades: jax.Array, reference: jax.Array, o: Options) -> jax.Array:
+  r"""Gains of the positive ``grades`` over the largest gain among each list's ``reference``.
+
+  .. math:: \tilde g(y) = \mathrm{gain}(y) / \max_{j} \mathrm{gain}(y_j) \in [0, 1]
+
+  NDCG is a ratio of two sums of gains, so dividing every gain by the list's largest one leaves
+  it unchanged while no sum can overflow, even where a gain itself does (``gain="exp2"`` of a
+  grade of 128 or more, linear grades near float32's largest value). ``2^y - 1`` over
+  ``2^M - 1`` is computed as ``2^{y - M} (1 - 2^{-y}) / (1 - 2^{-M})``. An infinite largest gain
+  (only a callable gain, or a non-finite grade under ``jit``) counts each infinite gain as 1 and
+  every finite one as 0, the limit of the ratio. Non-positive grades get 0.
+  """
+  positive = grades > 0
+  if o.gain == "exp2":
+    y = grades.astype(_float())
+    top = jnp.max(jnp.where(reference > 0, reference, 0.0), axis=-1, keepdims=True,
+                  initial=0.0)
+    top = jnp.where(top > 0, top, 1.0).astype(_float())
+    ln2 = np.log(2.0)
+    value = jnp.exp2(y - top) * (jnp.expm1(-y * ln2) / jnp.expm1(-top * ln2))
+    return jnp.where(positive, jnp.where(y >= top, 1.0, value), 0.0)
+  gains = o.gain_of(grades)
+  top = jnp.max(jnp.where(reference > 0, o.gain_of(reference), -jnp.inf), axis=-1,
+                keepdims=True, initial=-jnp.inf)
+  ok = (top > 0) & (top < jnp.inf)  # gains that are not positive (a callable's) stay as they are
+  value = jnp.where(gains >= top, 1.0, _divide_exactly(gains, jnp.where(ok, top, 1.0)))
+  value = jnp.where(top == jnp.inf, (gains == jnp.inf).astype(value.dtype), value)
+  return jnp.where(positive, jnp.where(ok | (top == jnp.inf), value, gains), 0.0)
+
+
+def _divide_exactly(x: jax.Array, y: jax.Array) -> jax.Array:
+  """``x / y`` for positive finite ``y``, also near the float's largest value.
+
+  XLA turns a division by a broadcast value into a multiplication by its reciprocal, and
+  ``1 / 3e38`` is a float32 subnormal that the CPU flushes to 0. Both are first scaled by
+  ``2^-e`` (``y = m 2^e``), in two normal steps, so the divisor is in ``[0.5, 1)``.
+  """
+  _, e = jnp.frexp(y)
+  half = e // 2
+  def unit(v):
+    return v * jnp.exp2(-half.astype(v.dtype)) * jnp.exp2((half - e).astype(v.dtype))
+  return unit(x) / unit(y)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -123,10 +169,14 @@ def positions(r: Ranks, ties: str) -> tuple[jax.Array, jax.Array]:
   else:  # pessimistic: relevant last, lower grades first
     behind = same & ((gj > gi) | ((gj == gi) & (idx[None, :] > idx[:, None])))
     pos = r.hi - jnp.sum(behind, axis=-1, dtype=jnp.int32)
+  # Unranked slots (padding, relevant items that were not retrieved) share the position
+  # size + 1, which is no tie group: they stay unranked under every policy.
+  pos = jnp.where(r.lo > r.size, r.lo, pos)
   return pos, pos
 
 
-def _relevant(r: Ranks, o: Options) -> jax.Array:
+def relevant(r: Ranks, o: Options) -> jax.Array:
+  """The slots whose grade reaches the relevance threshold."""
   return (r.grades >= o.threshold) & (r.grades > 0)
 
 
@@ -198,12 +248,13 @@ def _first_hit(lo, hi, rel, cap, size, f=None):
 
 def precision(r, k, o):
   lo, hi = positions(r, o.ties)
-  rel = _relevant(r, o)
+  rel = relevant(r, o)
   hits = _expected_hits(lo, hi, rel, _cap(r, k))
-  return hits / jnp.maximum(_precision_denominator(r, k, o), 1), ~jnp.any(rel, axis=-1)
+  return hits / jnp.maximum(precision_denominator(r, k, o), 1), ~jnp.any(rel, axis=-1)
 
 
-def _precision_denominator(r, k, o):
+def precision_denominator(r: Ranks, k: int | None, o: Options) -> jax.Array:
+  """P@k's denominator per list: k, min(k, n), or n without k."""
   if k is None:
     return r.num_items.astype(_float())
   if o.precision_denominator == "k":
@@ -214,26 +265,28 @@ def _precision_denominator(r, k, o):
 
 def recall(r, k, o):
   lo, hi = positions(r, o.ties)
-  rel = _relevant(r, o)
+  rel = relevant(r, o)
   nrel = jnp.sum(rel, axis=-1)
   return _expected_hits(lo, hi, rel, _cap(r, k)) / jnp.maximum(nrel, 1), nrel == 0
 
 
 def fbeta(r, k, o):
-  # F = (1 + b^2) P R / (b^2 P + R) = (1 + b^2) hits / (b^2 R + D): linear in hits, so the
-  # expectation over tie orders is exact.
+  # F = (1 + b^2) P R / (b^2 P + R) = (1 + b^2) hits / (b^2 R + D) = hits / (w R + (1 - w) D)
+  # with w = b^2 / (1 + b^2) in [0, 1]: linear in hits, so the expectation over tie orders is
+  # exact, and finite for every beta (w = 1 for beta = inf: recall; w -> 0: precision).
   lo, hi = positions(r, o.ties)
-  rel = _relevant(r, o)
+  rel = relevant(r, o)
   nrel = jnp.sum(rel, axis=-1)
   hits = _expected_hits(lo, hi, rel, _cap(r, k))
-  b2 = o.beta**2
-  denom = b2 * nrel + _precision_denominator(r, k, o)
-  return (1 + b2) * hits / jnp.maximum(denom, 1e-30), nrel == 0
+  b2 = o.beta * o.beta  # a float product overflows to inf (never raises, unlike **)
+  w, rest = (1.0, 0.0) if b2 == math.inf else (b2 / (1.0 + b2), 1.0 / (1.0 + b2))
+  denom = w * nrel + rest * precision_denominator(r, k, o)
+  return hits / jnp.where(denom > 0, denom, 1.0), nrel == 0
 
 
 def r_precision(r, k, o):
   lo, hi = positions(r, o.ties)
-  rel = _relevant(r, o)
+  rel = relevant(r, o)
   nrel = jnp.sum(rel, axis=-1, dtype=jnp.int32)
   cut = nrel if k is None else jnp.minimum(nrel, k)
   hits = _expected_hits(lo, hi, rel, cut[..., None])
@@ -242,21 +295,21 @@ def r_precision(r, k, o):
 
 def hit_rate(r, k, o):
   lo, hi = positions(r, o.ties)
-  rel = _relevant(r, o)
+  rel = relevant(r, o)
   value = _first_hit(lo, hi, rel, _cap(r, k), r.size)
   return value, ~jnp.any(rel, axis=-1)
 
 
 def reciprocal_rank(r, k, o):
   lo, hi = positions(r, o.ties)
-  rel = _relevant(r, o)
+  rel = relevant(r, o)
   value = _first_hit(lo, hi, rel, _cap(r, k), r.size, _reciprocal)
   return value, ~jnp.any(rel, axis=-1)
 
 
 def average_precision(r, k, o):
   lo, hi = positions(r, o.ties)
-  rel = _relevant(r, o)
+  rel = relevant(r, o)
   cap = _cap(r, k)
   before, same = _group_counts(lo, rel)
   a, b, m = _window(lo, hi, cap)
@@ -278,7 +331,7 @@ def average_precision(r, k, o):
 
 def average_recall(r, k, o):
   lo, hi = positions(r, o.ties)
-  rel = _relevant(r, o)
+  rel = relevant(r, o)
   before, same = _group_counts(lo, rel)
   _, _, m = _window(lo, hi, _cap(r, k))
   g = (hi - lo + 1).astype(_float())
@@ -290,42 +343,47 @@ def average_recall(r, k, o):
 
 
 def dcg(r, k, o):
-  return _dcg(r, k, o), ~jnp.any(r.grades > 0, axis=-1)
+  return _dcg(r, k, o, o.gain_of(r.grades)), ~jnp.any(r.grades > 0, axis=-1)
 
 
-def _dcg(r, k, o):
+def _dcg(r, k, o, gains):
+  """sum of gains x (expected) discount over each list's slots; ``gains`` per slot."""
   lo, hi = positions(r, o.ties)
   cap = _cap(r, k)
   disc = o.discount_fn
-  gains = jnp.where(r.grades > 0, o.gain_of(r.grades), 0.0)
+  gains = jnp.where(r.grades > 0, gains, 0.0)
   a, b, _ = _window(lo, hi, cap)
   g = hi - lo + 1
   exact = jnp.where(lo <= cap, disc(lo.astype(_float())), 0.0)
-  tied = _window_sum(disc, r.size, a, b) / g
-  return jnp.sum(gains * jnp.where(g == 1, exact, tied), axis=-1)
+  weight = jnp.where(g == 1, exact, _window_sum(disc, r.size, a, b) / g)
+  return jnp.sum(jnp.where(weight > 0, gains * weight, 0.0), axis=-1)  # inf x 0 is no gain
 
 
-def _ideal_dcg(r, k, o):
-  """DCG of the grades sorted in decreasing order (every positive grade of the list)."""
+def ideal_dcg(r: Ranks, k: int | None, o: Options, relative: bool = False) -> jax.Array:
+  """DCG of the grades sorted in decreasing order (every positive grade of the list).
+
+  ``relative=True`` uses :func:`relative_gains` (the ideal DCG over the list's largest gain).
+  """
   m = r.grades.shape[-1]
   cap = min(_cap(r, k), m)
   # Non-negative floats sort like their bit patterns: one single-operand int32 sort.
   bits = lax.sort(lax.bitcast_convert_type(r.grades, jnp.int32), dimension=-1)
   best = lax.bitcast_convert_type(bits[..., ::-1][..., :cap], jnp.float32)  # grades' dtype
-  gains = jnp.where(best > 0, o.gain_of(best), 0.0)
+  gains = relative_gains(best, r.grades, o) if relative else o.gain_of(best)
   disc = o.discount_fn(jnp.arange(1, cap + 1, dtype=_float()))
-  return jnp.sum(gains * disc, axis=-1)
+  return jnp.sum(jnp.where(best > 0, gains * disc, 0.0), axis=-1)
 
 
 def ndcg(r, k, o):
-  ideal = _ideal_dcg(r, k, o)
-  value = _dcg(r, k, o) / jnp.where(ideal > 0, ideal, 1.0)
+  # Gains over the list's largest gain: the same ratio, and no sum overflows (relative_gains).
+  ideal = ideal_dcg(r, k, o, relative=True)
+  value = _dcg(r, k, o, relative_gains(r.grades, r.grades, o)) / jnp.where(ideal > 0, ideal, 1.0)
   return jnp.clip(value, 0.0, 1.0), ~(ideal > 0)
 
 
 def mean_rank(r, k, o):
   lo, hi = positions(r, o.ties)
-  rel = _relevant(r, o)
+  rel = relevant(r, o)
   censor = (r.num_items + 1 if k is None else jnp.full(r.shape, k + 1)).astype(_float())
   c = censor[..., None]
   lo_f, hi_f = lo.astype(_float()), hi.astype(_float())
@@ -333,6 +391,7 @@ def mean_rank(r, k, o):
   below = jnp.where(top >= lo_f, (lo_f + top) * (top - lo_f + 1) / 2, 0.0)
   beyond = c * jnp.maximum(hi_f - jnp.maximum(lo_f, c) + 1, 0.0)
   expected = (below + beyond) / (hi_f - lo_f + 1)
+  expected = jnp.where(lo > r.size, c, expected)  # unranked: censored, whatever k is
   nrel = jnp.sum(rel, axis=-1)
   return jnp.sum(jnp.where(rel, expected, 0.0), axis=-1) / jnp.maximum(nrel, 1), nrel == 0
 

@@ -6,7 +6,7 @@ share one keyword-only signature; an option that does not concern a metric is ig
 same ``**options`` can be passed to all of them and to :func:`jaxrank.evaluate`.
 
 Common options:
-  k: cutoff (positive int) or None for the whole list.
+  k: cutoff (positive int up to 2**31 - 2) or None for the whole list.
   where: ``[..., n]`` bool mask of valid items (False = padding, not ranked).
   threshold: an item is relevant when its grade is ``>= threshold`` (default 1, as trec_eval).
     DCG/NDCG use every positive grade as gain and ignore it.
@@ -84,7 +84,8 @@ fbeta = _metric("fbeta", r"""F-beta at k of precision and recall.
   .. math:: F_\beta = (1 + \beta^2) P R / (\beta^2 P + R) = (1+\beta^2)\,\mathrm{hits} /
      (\beta^2 R + D)
 
-  Linear in the number of hits, so its tie-averaged value is exact. ``precision_denominator`` as in
+  Linear in the number of hits, so its tie-averaged value is exact. Every positive ``beta`` gives
+  a finite value; ``beta=inf`` gives the limit, recall. ``precision_denominator`` as in
   :func:`precision`; trec_eval ``set_F`` is ``k=None``; Evidently computes F of the *averaged*
   P and R, which is not a per-list mean.
 
@@ -151,6 +152,10 @@ dcg = _metric("dcg", r"""Discounted cumulative gain at k.
   TF-Ranking, ranx ``ndcg_burges``) or a callable; ``discount`` defaults to
   :func:`jaxrank.log2_discount`. ``ties="average"`` equals sklearn's ``dcg_score``.
 
+  DCG is summed in the metrics' float dtype (float32; float64 in JAX's x64 mode). A DCG beyond
+  its range is ``+inf`` (e.g. ``gain="exp2"`` of a grade >= 128 in float32, or linear grades
+  near 3.4e38), never NaN; :func:`ndcg` stays exact for those lists.
+
   Example:
     >>> import jaxrank
     >>> float(jaxrank.dcg([[3.0, 2.0, 1.0]], [[0, 1, 1]])[0])
@@ -163,6 +168,12 @@ ndcg = _metric("ndcg", r"""Normalised DCG at k: DCG@k over the DCG@k of the idea
   relevant items missing from a ranked-ids list lower it (trec_eval ``ndcg``/``ndcg_cut_k``;
   sklearn ``ndcg_score`` with ``ties="average"``; Rax/metrax with ``gain="exp2"``,
   ``ties="first"``). Lists whose ideal DCG is 0 follow ``empty``.
+
+  Both sums divide every gain by the list's largest gain first (the same ratio), so no sum
+  overflows and NDCG stays in [0, 1] for every valid grade: ``gain="exp2"`` of a grade of 128
+  or 1000, linear grades up to float32's largest value (3.4e38; larger, infinite or NaN grades
+  are rejected). With a callable gain that returns ``+inf``, the items of infinite gain count
+  as 1 and the others as 0, the limit of the ratio.
 
   Example:
     >>> import jaxrank
@@ -186,8 +197,9 @@ r_precision = _metric("r_precision", r"""R-precision: precision at R, the number
 
 mean_rank = _metric("mean_rank", r"""Mean 1-based rank of the relevant items of each list.
 
-  With ``k``, ranks beyond k count as k + 1; relevant items missing from a ranked-ids list count as
-  n + 1. ``ties="average"`` gives the realistic rank, ``"optimistic"``/``"pessimistic"`` PyKEEN's
+  With ``k``, ranks beyond k count as k + 1. Relevant items that are not ranked (missing from a
+  ranked-ids list, ``where=False`` in :func:`jaxrank.from_sparse`) count as n + 1, or k + 1 with
+  ``k``. ``ties="average"`` gives the realistic rank, ``"optimistic"``/``"pessimistic"`` PyKEEN's
   other two.
 
   Example:

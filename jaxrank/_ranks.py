@@ -14,9 +14,12 @@ holds exactly that, for any number of leading batch dimensions ``...`` and ``m``
   ``jit`` with too small a ``max_relevant``); every metric of such a list is NaN.
 * ``size`` (static int): the largest possible rank, i.e. the padded list length.
 
-Scores are compared through an order-preserving integer key: NaN scores rank below every number
-(``-inf`` included) and tie with each other, ``-0.0 == 0.0``, and padded items (``where=False``)
-are not ranked at all.
+Scores are compared through an order-preserving integer key (:func:`sort_keys`): every dtype
+ranks by its exact value (subnormal floats and 64-bit integers included), NaN scores rank below
+every number (``-inf`` included) and tie with each other, ``-0.0 == 0.0``, and padded items
+(``where=False``) are not ranked at all. Without JAX's x64 mode, JAX stores float64 input as
+float32 (values equal in float32 tie) and cannot hold 64-bit integers: integer scores beyond
+int32 are then replaced on the host by their dense ranks (same order), see :func:`as_scores`.
 """
 
 from __future__ import annotations
@@ -77,32 +80,133 @@ class Ranks:
 # Order-preserving integer keys.
 
 
-def _int_info(dtype) -> tuple[int, int]:
-  info = jnp.iinfo(dtype)
-  return int(info.min), int(info.max)
+def key_dtype(dtype) -> tuple[np.dtype, bool]:
+  """The order keys' dtype for a score dtype, and whether it is *full*.
+
+  A full key dtype (scores of 32 or 64 bit integers) uses every key value, so the padding key
+  (its minimum) can also be a valid item's key: the kernels then mask padding explicitly.
+  """
+  dtype = np.dtype(dtype)
+  wide = dtype.itemsize == 8
+  idt = np.dtype(np.int64 if wide else np.int32)
+  full = (not jnp.issubdtype(dtype, jnp.floating)) and dtype.itemsize >= 4
+  return idt, full
 
 
 def sort_keys(scores: jax.Array, valid: jax.Array | None) -> jax.Array:
-  """Maps scores to integers with the same order; NaN just above padding, padding at the bottom."""
+  """Maps scores to integers with the same order; NaN just above padding, padding at the bottom.
+
+  Float scores are keyed by their bits alone (sign and magnitude, no float arithmetic, which
+  XLA may run with subnormals flushed to zero), so every subnormal ranks by its value, ``-0.0``
+  ties with ``0.0`` and every NaN ties with every other NaN. Integers of any width keep their
+  exact order (unsigned ones are shifted by half their range).
+  """
   x = scores
+  idt, _ = key_dtype(x.dtype)
+  lo_ = int(np.iinfo(idt).min)
   if jnp.issubdtype(x.dtype, jnp.floating):
-    if x.dtype == jnp.float64:
-      x, idt, bits_n = x, jnp.int64, 64
-    else:
-      x, idt, bits_n = x.astype(jnp.float32), jnp.int32, 32
-    lo_, hi_ = _int_info(idt)
-    x = jnp.where(x == 0, jnp.zeros((), x.dtype), x)  # -0.0 ties with +0.0
-    bits = lax.bitcast_convert_type(x, idt)
-    keys = bits ^ ((bits >> (bits_n - 1)) & hi_)
-    keys = jnp.where(jnp.isnan(x), lo_ + 1, keys)
+    width = x.dtype.itemsize * 8
+    sdt = np.dtype(f"int{width}")
+    bits = lax.bitcast_convert_type(x, sdt)
+    magnitude = (bits & np.array(np.iinfo(sdt).max, sdt)).astype(idt)
+    keys = jnp.where(bits < 0, -magnitude, magnitude)  # -0.0 and +0.0 both map to 0
+    keys = jnp.where(jnp.isnan(x), np.array(lo_ + 1, idt), keys)
+  elif jnp.issubdtype(x.dtype, jnp.unsignedinteger) and x.dtype.itemsize >= 4:
+    sign = np.array(1 << (x.dtype.itemsize * 8 - 1), x.dtype)
+    keys = lax.bitcast_convert_type(x ^ sign, idt)
   else:
-    wide = jax.config.jax_enable_x64 and x.dtype.itemsize == 8
-    idt = jnp.int64 if wide else jnp.int32
-    lo_, hi_ = _int_info(idt)
-    keys = jnp.clip(x, lo_ + 2, hi_).astype(idt)
+    keys = x.astype(idt)
   if valid is not None:
-    keys = jnp.where(valid, keys, lo_)
+    keys = jnp.where(valid, keys, np.array(lo_, idt))
   return keys
+
+
+def _dense_order(arrays: list[np.ndarray]) -> list[np.ndarray]:
+  """int32 ranks of the values of all ``arrays`` together (equal values equal ranks, NaN -1)."""
+  floats = any(not np.issubdtype(a.dtype, np.integer) for a in arrays)
+  if floats:
+    common = np.float64  # every float and int compares as its float64 value
+  elif all(a.dtype.kind == "i" or a.size == 0 or a.max() <= np.iinfo(np.int64).max
+           for a in arrays):
+    common = np.int64
+  elif all(a.dtype.kind == "u" or a.size == 0 or a.min() >= 0 for a in arrays):
+    common = np.uint64
+  else:
+    common = object  # int64 negatives with uint64 beyond int64: exact Python ints
+  flat = np.concatenate([a.astype(common).reshape(-1) for a in arrays])
+  nan = np.isnan(flat) if floats else np.zeros(flat.shape, bool)
+  _, inverse = np.unique(np.where(nan, -np.inf, flat) if floats else flat, return_inverse=True)
+  ranks = np.where(nan, -1, inverse.reshape(-1)).astype(np.int32)
+  splits = np.cumsum([a.size for a in arrays])[:-1]
+  return [part.reshape(a.shape) for part, a in zip(np.split(ranks, splits), arrays)]
+
+
+def as_scores(*named: tuple[str, ArrayLike, int]) -> list[jax.Array]:
+  """Validated score arrays ``(name, value, min_ndim)`` that are compared with each other.
+
+  They come back in one dtype that holds every value exactly (e.g. ``uint8`` and ``int8`` scores
+  as ``int16``). When no device dtype does (64-bit integers beyond int32 without x64 mode, which
+  JAX would wrap, or ``int32`` against ``float32`` without x64), concrete values are replaced by
+  their joint dense ranks on the host, which have the same order; traced ones raise.
+  """
+  host = [(name, x if isinstance(x, jax.Array) else _checks.as_numpy(name, x), nd)
+          for name, x, nd in named]
+  if any(isinstance(x, np.ndarray) and _checks.wraps_in_jax(x) for _, x, _ in host):
+    return _ranked_on_host(host)
+  arrays = [_checks.as_array(name, x, kinds="fi", min_ndim=nd) for name, x, nd in host]
+  common = functools.reduce(exact_common_dtype, [a.dtype for a in arrays])
+  if common is None:
+    return _ranked_on_host(host)
+  return [a if a.dtype == common else a.astype(common) for a in arrays]
+
+
+def _ranked_on_host(named):
+  traced = [name for name, x, _ in named if not _checks.is_concrete(x)]
+  if traced:
+    dtypes = ", ".join(f"{name} {np.asarray(x).dtype if isinstance(x, np.ndarray) else x.dtype}"
+                       for name, x, _ in named)
+    raise TypeError(f"{' and '.join(n for n, _, _ in named)} have no common device dtype that "
+                    f"holds every value exactly ({dtypes}) and {traced[0]} is traced: cast them "
+                    f"to one dtype (or turn on JAX's x64 mode)")
+  for name, x, _ in named:  # dtype kinds and shapes, before the values are replaced
+    if not isinstance(x, jax.Array):
+      _checks.as_array(name, x, kinds="fi", wide_ints="float")
+  ranks = _dense_order([np.asarray(x) for _, x, _ in named])
+  return [_checks.as_array(name, r, kinds="fi", min_ndim=nd)
+          for (name, _, nd), r in zip(named, ranks)]
+
+
+def _precision_bits(dtype) -> int:
+  """Bits of integer magnitude a dtype holds exactly (float: mantissa bits + 1)."""
+  if jnp.issubdtype(dtype, jnp.floating):
+    return jnp.finfo(dtype).nmant + 1
+  info = jnp.iinfo(dtype)
+  return info.bits - (1 if info.min < 0 else 0)
+
+
+def exact_common_dtype(a, b) -> np.dtype | None:
+  """The narrowest device dtype that holds every value of dtypes ``a`` and ``b`` exactly.
+
+  ``None`` when there is none (e.g. ``int32`` with ``float32`` when JAX's x64 mode is off).
+  """
+  if a is None or b is None:
+    return None
+  a, b = np.dtype(a), np.dtype(b)
+  if a == b:
+    return a
+  x64 = jax.config.jax_enable_x64
+  fa, fb = (bool(jnp.issubdtype(t, jnp.floating)) for t in (a, b))
+  if fa and fb:
+    return np.dtype(jnp.promote_types(a, b))
+  if not fa and not fb:
+    t = np.promote_types(a, b)
+    return t if t.kind in "iu" and (x64 or t.itemsize <= 4) else None
+  f, i = (a, b) if fa else (b, a)
+  for t in (f, np.dtype(np.float32), np.dtype(np.float64)):
+    if (t.itemsize >= f.itemsize and np.dtype(jnp.promote_types(f, t)) == t
+        and _precision_bits(t) >= _precision_bits(i) and (x64 or t.itemsize <= 4)):
+      return t
+  return None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -149,13 +253,21 @@ def _sum_over_items(fn, items, *, dtype=jnp.int32, chunk=None):
   return acc
 
 
+def _masks_padding(items) -> bool:
+  """Whether padding must be masked explicitly: full keys (see :func:`key_dtype`) and a mask."""
+  return len(items) > 1 and key_dtype(items[0].dtype)[1]
+
+
 def _counts_by_compare(items, slot_keys):
   """O(n) per slot: #{items above} and #{items at or above} each slot key."""
   q = slot_keys[..., :, None]
+  masked = _masks_padding(items)
 
   def above(chunk, _):
     key = _item_keys(chunk)
-    return key > q, key >= q
+    # Padding holds the smallest key, so it is never above a slot; with full keys a slot can hold
+    # that key too, and only the mask tells padding apart.
+    return key > q, (key >= q) & chunk[1] if masked else key >= q
 
   return _sum_over_items(above, items)
 
@@ -165,14 +277,19 @@ def _counts_by_sort(items, slot_keys):
   keys = _item_keys(items)
   n = keys.shape[-1]
   lead = keys.shape[:-1]
+  m = slot_keys.shape[-1]
   s = lax.sort(keys.reshape(-1, n), dimension=-1)
-  q = slot_keys.reshape(s.shape[0], -1)
-  m = q.shape[-1]
-  # For integer keys, #{key >= q} = #{key > q - 1}: one 'right' search over both query sets.
-  both = jnp.concatenate([q, q - 1], axis=-1)
-  below = jax.vmap(functools.partial(jnp.searchsorted, side="right"))(s, both)
-  above = (n - below).astype(jnp.int32)
-  return above[:, :m].reshape(*lead, m), above[:, m:].reshape(*lead, m)
+  q = slot_keys.reshape(s.shape[0], m)
+
+  def search(side):
+    return jax.vmap(functools.partial(jnp.searchsorted, side=side))(s, q)
+
+  above = (n - search("right")).astype(jnp.int32)
+  at_or_above = (n - search("left")).astype(jnp.int32)
+  if len(items) > 1:  # padding holds the smallest key: it is at or above a slot only at that key
+    padding = n - jnp.sum(items[1].reshape(-1, n), axis=-1, dtype=jnp.int32)
+    at_or_above -= jnp.where(q == jnp.iinfo(keys.dtype).min, padding[:, None], 0)
+  return above.reshape(*lead, m), at_or_above.reshape(*lead, m)
 
 
 def _choose_method(method: str, num_slots: int) -> str:
@@ -189,11 +306,15 @@ def _first_counts(items, slot_keys, slot_index, tie_key, slot_tie):
   q, qi = slot_keys[..., :, None], slot_index[..., :, None]
   qt = None if tie_key is None else slot_tie[..., :, None]
 
+  masked = _masks_padding(items)
+
   def ahead(chunk, idx):
     key = _item_keys(chunk[:len(items)])
     earlier = idx < qi
     if tie_key is not None:
       earlier = (chunk[-1] > qt) | ((chunk[-1] == qt) & earlier)
+    if masked:  # a padding item can share a slot's (smallest) full key
+      earlier = earlier & chunk[1]
     return ((key > q) | ((key == q) & earlier),)
 
   extra = () if tie_key is None else (tie_key,)
@@ -237,7 +358,7 @@ def _check_ties_args(ties, method, tie_key, shape):
   _checks.check_choice("ties", ties, TIES)
   _checks.check_choice("method", method, METHODS)
   if tie_key is not None:
-    tie_key = _checks.as_array("tie_key", tie_key, kinds="fi")
+    (tie_key,) = as_scores(("tie_key", tie_key, 0))
     _checks.check_same_shape("tie_key", tie_key, "scores", shape)
     if ties != "first":
       raise ValueError(f"tie_key is only used with ties='first', got ties={ties!r}")
@@ -254,8 +375,11 @@ def from_dense(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | None = N
   :math:`1 + |\{j: s_j > s_i\}|` and :math:`|\{j: s_j \ge s_i\}|` over valid items ``j``.
 
   Args:
-    scores: ``[..., n]`` float or int scores; higher ranks first. NaN ranks last.
-    labels: ``[..., n]`` non-negative grades (0 = not relevant), int, float or bool.
+    scores: ``[..., n]`` scores of any float or int dtype, ordered by their exact value (see
+      :func:`sort_keys`); higher ranks first. NaN ranks last.
+    labels: ``[..., n]`` grades (0 = not relevant), int, float or bool; finite, >= 0 and at most
+      float32's largest value (3.4e38), checked when concrete (under ``jit`` a NaN or infinite
+      grade is not caught).
     where: optional ``[..., n]`` bool; False items are padding and are not ranked.
     ties: ``"first"`` breaks ties here (by larger ``tie_key``, then earlier index), so ``lo ==
       hi``; any other value keeps the tie bounds and lets each metric apply its ``ties`` policy.
@@ -276,32 +400,42 @@ def from_dense(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | None = N
     >>> r.lo.tolist(), r.hi.tolist()
     ([[3, 1]], [[3, 2]])
   """
-  scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1)
-  labels = _checks.as_array("labels", labels, kinds="fib")
+  (scores,) = as_scores(("scores", scores, 1))
+  labels = _checks.as_array("labels", labels, kinds="fib", wide_ints="float")
   _checks.check_same_shape("labels", labels, "scores", scores.shape)
   valid = _checks.as_where(where, scores.shape)
   tie_key = _check_ties_args(ties, method, tie_key, scores.shape)
-  n = scores.shape[-1]
-  grades, positive, summary = _positives(labels, valid)
-  most = None
-  if _checks.is_concrete(summary[0]):  # one host transfer for the checks and the slot count
-    most, has_nan, has_negative = (int(v) for v in jax.device_get(summary))
-    _checks.raise_label_error("labels", labels, bool(has_nan), bool(has_negative))
-  if max_relevant is None:
-    max_relevant = n if most is None else _bucket(most, n)
-  else:
-    max_relevant = _checks.check_k(max_relevant, "max_relevant")
-    if most is not None and most > max_relevant:
-      raise ValueError(f"max_relevant={max_relevant} is smaller than the largest number of "
-                       f"relevant items in a list ({most})")
-    max_relevant = min(max_relevant, n)
+  grades, positive, max_relevant = dense_positives(labels, valid, max_relevant)
   return _from_dense(scores, grades, valid, positive, tie_key, ties=ties, m=max_relevant,
                      method=method)
 
 
+def dense_positives(labels: jax.Array, valid: jax.Array | None,
+                    max_relevant: int | None) -> tuple[jax.Array, jax.Array, int]:
+  """Checked grades (float32), the positive mask, and the number of relevant slots per list.
+
+  With concrete labels one host transfer checks them (no NaN, negative or huge grade) and counts
+  the most positives in a list (rounded up by :func:`_bucket`, so few slot counts compile); under
+  tracing the slot count is ``max_relevant`` or the list length.
+  """
+  n = labels.shape[-1]
+  grades, positive, summary = _positives(labels, valid)
+  most = None
+  if _checks.is_concrete(summary[0]):
+    most, *bad = (int(v) for v in jax.device_get(summary))
+    _checks.raise_label_error("labels", labels, *(bool(v) for v in bad))
+  if max_relevant is None:
+    return grades, positive, n if most is None else _bucket(most, n)
+  max_relevant = _checks.check_k(max_relevant, "max_relevant")
+  if most is not None and most > max_relevant:
+    raise ValueError(f"max_relevant={max_relevant} is smaller than the largest number of "
+                     f"relevant items in a list ({most})")
+  return grades, positive, min(max_relevant, n)
+
+
 @jax.jit
 def _positives(labels, valid):
-  """Grades, the positive mask, and (most positives in a list, any NaN, any negative label)."""
+  """Grades, the positive mask, and (most positives in a list, *label_summary)."""
   grades = jnp.maximum(labels.astype(jnp.float32), 0.0)
   positive = grades > 0 if valid is None else (grades > 0) & valid
   most = jnp.max(jnp.sum(positive, axis=-1, dtype=jnp.int32), initial=0)
@@ -333,10 +467,11 @@ def relevant_slots(positive: jax.Array, m: int) -> tuple[jax.Array, jax.Array]:
   return slot_index, top > -jnp.inf
 
 
-def _grades_for(relevant_ids, relevant_grades):
+def sparse_grades(relevant_ids: jax.Array, relevant_grades: ArrayLike | None) -> jax.Array:
+  """Checked float32 grades of the relevant ids (1 when ``relevant_grades`` is None)."""
   if relevant_grades is None:
     return jnp.ones(relevant_ids.shape, jnp.float32)
-  g = _checks.as_array("relevant_grades", relevant_grades, kinds="fib")
+  g = _checks.as_array("relevant_grades", relevant_grades, kinds="fib", wide_ints="float")
   _checks.check_same_shape("relevant_grades", g, "relevant_ids", relevant_ids.shape)
   _checks.check_labels("relevant_grades", g)
   return jnp.maximum(g.astype(jnp.float32), 0.0)
@@ -366,11 +501,11 @@ def from_sparse(scores: ArrayLike, relevant_ids: ArrayLike,
     >>> r.lo.tolist(), r.grades.tolist()
     ([[2, 5]], [[1.0, 0.0]])
   """
-  scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1)
+  (scores,) = as_scores(("scores", scores, 1))
   ids = _checks.as_array("relevant_ids", relevant_ids, kinds="i")
   _checks.check_leading("relevant_ids", ids, "scores", scores.shape[:-1])
   _checks.check_ids("relevant_ids", ids, scores.shape[-1], "the number of scores")
-  grades = _grades_for(ids, relevant_grades)
+  grades = sparse_grades(ids, relevant_grades)
   valid = _checks.as_where(where, scores.shape)
   tie_key = _check_ties_args(ties, method, tie_key, scores.shape)
   return _from_sparse(scores, ids, grades, valid, tie_key, ties=ties, method=method)
@@ -416,7 +551,7 @@ def from_ranked_ids(ranked_ids: ArrayLike, relevant_ids: ArrayLike,
   _checks.check_leading("relevant_ids", ids, "ranked_ids", ranked.shape[:-1])
   _checks.check_ids("ranked_ids", ranked, np.iinfo(np.int64).max, "any id")
   _checks.check_ids("relevant_ids", ids, np.iinfo(np.int64).max, "any id")
-  grades = _grades_for(ids, relevant_grades)
+  grades = sparse_grades(ids, relevant_grades)
   return _from_ranked_ids(ranked, ids, grades)
 
 
@@ -454,8 +589,8 @@ def from_candidates(positive_scores: ArrayLike, candidate_scores: ArrayLike,
     >>> r.lo.tolist(), r.hi.tolist()
     ([[2]], [[3]])
   """
-  pos = _checks.as_array("positive_scores", positive_scores, kinds="fi")
-  cand = _checks.as_array("candidate_scores", candidate_scores, kinds="fi", min_ndim=1)
+  pos, cand = as_scores(("positive_scores", positive_scores, 0),
+                        ("candidate_scores", candidate_scores, 1))
   _checks.check_leading("candidate_scores", cand, "positive_scores", pos.shape)
   mask = None
   if candidate_mask is not None:
@@ -468,9 +603,8 @@ def from_candidates(positive_scores: ArrayLike, candidate_scores: ArrayLike,
 @functools.partial(jax.jit, static_argnames=("ties",))
 def _from_candidates(pos, cand, mask, *, ties):
   c = cand.shape[-1]
-  dtype = jnp.result_type(pos.dtype, cand.dtype)
-  items = (cand.astype(dtype),) if mask is None else (cand.astype(dtype), mask)
-  gt, ge = _counts_by_compare(items, sort_keys(pos.astype(dtype)[..., None], None))
+  items = (cand,) if mask is None else (cand, mask)  # one dtype (as_scores)
+  gt, ge = _counts_by_compare(items, sort_keys(pos[..., None], None))
   lo = gt + 1
   hi = lo if ties == "first" else ge + 1
   num_items = 1 + (jnp.full(pos.shape, c, jnp.int32) if mask is None

@@ -36,7 +36,7 @@ from jaxrank._ranks import Ranks
 
 def _inputs(scores, labels, relevant_ids, relevant_grades, where, max_relevant):
   """Validated (scores, valid, slot_index, slot_ok, grades, overflow-count) and static m."""
-  scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1)
+  scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1, wide_ints="float")
   valid = _checks.as_where(where, scores.shape)
   n = scores.shape[-1]
   if relevant_ids is not None:
@@ -45,7 +45,7 @@ def _inputs(scores, labels, relevant_ids, relevant_grades, where, max_relevant):
     ids = _checks.as_array("relevant_ids", relevant_ids, kinds="i")
     _checks.check_leading("relevant_ids", ids, "scores", scores.shape[:-1])
     _checks.check_ids("relevant_ids", ids, n, "the number of scores")
-    grades = _ranks._grades_for(ids, relevant_grades)
+    grades = _ranks.sparse_grades(ids, relevant_grades)
     used = (ids >= 0) & (grades > 0)
     slot_index = jnp.clip(ids, 0, n - 1).astype(jnp.int32)
     ranked = used if valid is None else used & jnp.take_along_axis(valid, slot_index, axis=-1)
@@ -54,20 +54,9 @@ def _inputs(scores, labels, relevant_ids, relevant_grades, where, max_relevant):
     raise ValueError("labels (dense) or relevant_ids (sparse) is required")
   if relevant_grades is not None:
     raise ValueError("relevant_grades needs relevant_ids")
-  labels = _checks.as_array("labels", labels, kinds="fib")
+  labels = _checks.as_array("labels", labels, kinds="fib", wide_ints="float")
   _checks.check_same_shape("labels", labels, "scores", scores.shape)
-  grades, positive, summary = _ranks._positives(labels, valid)
-  most = None
-  if _checks.is_concrete(summary[0]):
-    most, has_nan, has_negative = (int(v) for v in jax.device_get(summary))
-    _checks.raise_label_error("labels", labels, bool(has_nan), bool(has_negative))
-  if max_relevant is None:
-    m = n if most is None else _ranks._bucket(most, n)
-  else:
-    m = min(_checks.check_k(max_relevant, "max_relevant"), n)
-    if most is not None and most > m:
-      raise ValueError(f"max_relevant={max_relevant} is smaller than the largest number of "
-                       f"relevant items in a list ({most})")
+  grades, positive, m = _ranks.dense_positives(labels, valid, max_relevant)
   slot_index, slot_ok = _ranks.relevant_slots(positive, m)
   slot_grades = jnp.where(slot_ok, jnp.take_along_axis(grades, slot_index, axis=-1), 0.0)
   count = jnp.sum(positive, axis=-1, dtype=jnp.int32)
@@ -86,20 +75,23 @@ def _cutoff(r, k, tau):
 
 def _formula(name, r, ranked, grades, ranks_, k, o: Options, tau):
   """(value, empty) of one soft metric from slot soft ranks ``r``."""
-  rel = _formulas._relevant(ranks_, o)
+  rel = _formulas.relevant(ranks_, o)
   nrel = jnp.sum(rel, axis=-1).astype(r.dtype)
   c = jnp.where(ranked, _cutoff(r, k, tau), 0.0)
   if name in ("dcg", "ndcg"):
-    gains = jnp.where(grades > 0, o.gain_of(grades), 0.0).astype(r.dtype)
-    dcg = jnp.sum(gains * o.discount_fn(r) * c, axis=-1)
+    # NDCG reads gains over the list's largest gain (no overflow; see relative_gains).
+    gains = (o.gain_of(grades) if name == "dcg"
+             else _formulas.relative_gains(grades, grades, o)).astype(r.dtype)
+    weight = o.discount_fn(r) * c
+    dcg = jnp.sum(jnp.where((grades > 0) & (weight > 0), gains * weight, 0.0), axis=-1)
     if name == "dcg":
       return dcg, ~jnp.any(grades > 0, axis=-1)
-    ideal = _formulas._ideal_dcg(ranks_, k, o).astype(r.dtype)
+    ideal = _formulas.ideal_dcg(ranks_, k, o, relative=True).astype(r.dtype)
     return _divide(dcg, ideal), ~(ideal > 0)
   hits = jnp.sum(jnp.where(rel, c, 0.0), axis=-1)
   empty = nrel == 0
   if name == "precision":
-    return hits / jnp.maximum(_formulas._precision_denominator(ranks_, k, o), 1), empty
+    return hits / jnp.maximum(_formulas.precision_denominator(ranks_, k, o), 1), empty
   if name == "recall":
     return _divide(hits, nrel), empty
   if name == "hit_rate":

@@ -55,7 +55,7 @@ def _big(dtype) -> float:
 
 
 def check_temperature(name: str, value) -> float | jax.Array:
-  """A positive number; a traced scalar (e.g. an annealed temperature under ``jit``) passes."""
+  """A positive finite number; a traced scalar (e.g. an annealed temperature under jit) passes."""
   if isinstance(value, jax.core.Tracer):
     return value
   if hasattr(value, "ndim") and value.ndim == 0:
@@ -64,7 +64,7 @@ def check_temperature(name: str, value) -> float | jax.Array:
 
 
 def _inputs(scores, where, temperature):
-  scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1)
+  scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1, wide_ints="float")
   valid = _checks.as_where(where, scores.shape)
   return scores, valid, check_temperature("temperature", temperature)
 

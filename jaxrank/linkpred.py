@@ -20,6 +20,18 @@ Filtering: ``candidate_mask`` (False drops a candidate) is the filter, e.g. the 
 triples. PyKEEN marks filtered scores NaN instead; jaxrank ranks NaN scores below every number (a
 NaN candidate never beats a positive, but it counts in ``C``, and a NaN positive ranks last), so
 pass a mask, not NaN, to filter. :func:`filter_mask` builds the mask from known true ids.
+
+The number of options ``C`` of the adjusted metrics (``num_options=``, keyword-only):
+
+* ``"all"`` (default): the positive plus every unmasked candidate, whatever its score. A
+  candidate scored ``-inf`` or ``+inf`` is still a candidate that a random scorer would have to
+  rank, so the chance level ``E[rank] = (C + 1) / 2`` is that of the ranking that was scored,
+  and ``1 <= rank <= C`` always holds (AMR stays in ``(0, 2)``).
+* ``"finite"`` (PyKEEN's ``number_of_options = isfinite(scores).sum()``): only the positive and
+  candidates with a finite score count, because PyKEEN marks filtered candidates with a
+  non-finite score. A ``+inf`` candidate still ranks above the positive but is not an option, so
+  the rank can exceed ``C``. It needs the scores (not a prebuilt Ranks); a query with no finite
+  score (``C = 0``) raises.
 """
 
 from __future__ import annotations
@@ -35,9 +47,10 @@ from jax import lax
 from jax.typing import ArrayLike
 
 from jaxrank import _checks, _evaluate, _formulas
-from jaxrank._ranks import Ranks, from_candidates
+from jaxrank._ranks import Ranks, as_scores, from_candidates
 
 TIES = ("realistic", "average", "optimistic", "pessimistic")
+NUM_OPTIONS = ("all", "finite")
 _CORE_NAMES = {"hits_at_k": "hit_rate", "reciprocal_rank": "reciprocal_rank",
                "mean_rank": "mean_rank", "ndcg_at_k": "ndcg"}
 ALIASES = {"hits": "hits_at_k", "hits_at_k": "hits_at_k", "hr": "hits_at_k",
@@ -46,7 +59,7 @@ ALIASES = {"hits": "hits_at_k", "hits_at_k": "hits_at_k", "hr": "hits_at_k",
            "ndcg_at_k": "ndcg_at_k"}
 
 __all__ = [
-    "TIES", "adjusted_hits_at_k", "adjusted_mean_rank", "adjusted_mean_rank_index",
+    "NUM_OPTIONS", "TIES", "adjusted_hits_at_k", "adjusted_mean_rank", "adjusted_mean_rank_index",
     "adjusted_reciprocal_rank", "evaluate", "evaluate_triples", "expected_hits_at_k",
     "expected_mean_rank", "expected_reciprocal_rank", "filter_mask", "hits_at_k", "mean_rank",
     "ncf_leave_one_out", "ndcg_at_k", "num_candidates", "ogb_hits_at_k", "ogb_mrr", "rank",
@@ -70,7 +83,9 @@ def ranks(positive_scores: ArrayLike | Ranks, candidate_scores: ArrayLike | None
   """
   if isinstance(positive_scores, Ranks):
     if candidate_scores is not None or candidate_mask is not None:
-      raise ValueError("candidate_scores and candidate_mask must be None when a Ranks is passed")
+      raise ValueError("candidate_scores and candidate_mask must be None when a Ranks is passed "
+                       "(the Ranks holds them; give k and metric names by keyword, or "
+                       "evaluate(ranks, metrics))")
     if positive_scores.lo.shape[-1] != 1:
       raise ValueError(f"a link-prediction Ranks has one slot per query (from_candidates), got "
                        f"{positive_scores.lo.shape[-1]} slots")
@@ -201,15 +216,50 @@ def rank(positive_scores: ArrayLike | Ranks, candidate_scores: ArrayLike | None 
 
 
 def num_candidates(positive_scores: ArrayLike | Ranks, candidate_scores: ArrayLike | None = None,
-                   *, candidate_mask: ArrayLike | None = None) -> jax.Array:
+                   *, candidate_mask: ArrayLike | None = None,
+                   num_options: str = "all") -> jax.Array:
   """``C`` per query: the positive plus its valid (unfiltered) candidates.
+
+  ``num_options="finite"`` counts only those with a finite score (PyKEEN's rule; see the module
+  docstring).
 
   Example:
     >>> from jaxrank import linkpred
     >>> linkpred.num_candidates([0.5], [[0.9, 0.5, 0.1]], candidate_mask=[[True, False, True]])
     Array([3], dtype=int32)
+    >>> linkpred.num_candidates([0.5], [[-float("inf"), 0.5, 0.1]], num_options="finite")
+    Array([3], dtype=int32)
   """
-  return ranks(positive_scores, candidate_scores, candidate_mask=candidate_mask).num_items
+  _checks.check_choice("num_options", num_options, NUM_OPTIONS)
+  r = ranks(positive_scores, candidate_scores, candidate_mask=candidate_mask)
+  return _count_options(r, positive_scores, candidate_scores, candidate_mask, num_options)
+
+
+def _count_options(r: Ranks, positive_scores, candidate_scores, candidate_mask,
+                   num_options: str) -> jax.Array:
+  """``C`` per query under the ``num_options`` rule (int32)."""
+  if num_options == "all":
+    return r.num_items
+  if isinstance(positive_scores, Ranks):
+    raise ValueError("num_options='finite' counts finite scores, which a Ranks does not hold: "
+                     "pass positive_scores and candidate_scores")
+  pos, cand = as_scores(("positive_scores", positive_scores, 0),
+                        ("candidate_scores", candidate_scores, 1))
+  mask = None if candidate_mask is None else jnp.asarray(candidate_mask)
+  count = _finite_options(pos, cand, mask)
+  if _checks.is_concrete(count):
+    bad = np.argwhere(np.asarray(count) < 1)
+    if bad.size:
+      i = tuple(int(j) for j in bad[0])
+      raise ValueError(f"num_options='finite': the query at index {i} has no finite score (its "
+                       f"positive and every candidate are NaN, inf or masked), so C = 0")
+  return count
+
+
+@jax.jit
+def _finite_options(pos, cand, mask):
+  finite = jnp.isfinite(cand) if mask is None else jnp.isfinite(cand) & mask
+  return jnp.isfinite(pos).astype(jnp.int32) + jnp.sum(finite, axis=-1, dtype=jnp.int32)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -283,10 +333,14 @@ def expected_reciprocal_rank(num_candidates: ArrayLike) -> jax.Array:
   return _expected_reciprocal_rank(_num_options(num_candidates))
 
 
-def _mean_and_expectation(name, positive_scores, candidate_scores, candidate_mask, k, ties):
+def _mean_and_expectation(name, positive_scores, candidate_scores, candidate_mask, k, ties,
+                          num_options):
+  _checks.check_choice("num_options", num_options, NUM_OPTIONS)
   r = ranks(positive_scores, candidate_scores, candidate_mask=candidate_mask)
   value = jnp.mean(_one(name, r, None, k, None, ties))
-  c = r.num_items.astype(jnp.float32)  # C >= 1 by construction: no check (and no host sync)
+  # C >= 1: by construction for "all", checked (when concrete) for "finite".
+  c = _count_options(r, positive_scores, candidate_scores, candidate_mask,
+                     num_options).astype(jnp.float32)
   expected = {"mean_rank": _expected_mean_rank, "reciprocal_rank": _expected_reciprocal_rank,
               "hits_at_k": lambda n: _expected_hits_at_k(n, k)}[name](c)
   return value, jnp.mean(expected)
@@ -295,13 +349,15 @@ def _mean_and_expectation(name, positive_scores, candidate_scores, candidate_mas
 def adjusted_mean_rank(positive_scores: ArrayLike | Ranks,
                        candidate_scores: ArrayLike | None = None, *,
                        candidate_mask: ArrayLike | None = None,
-                       ties: str = "realistic") -> jax.Array:
+                       ties: str = "realistic", num_options: str = "all") -> jax.Array:
   r"""Adjusted mean rank (PyKEEN's AMR, Berrendorf et al. 2020): MR over its random expectation.
 
   .. math:: \mathrm{AMR} = \frac{\mathrm{MR}}{\frac{1}{n}\sum_i (C_i + 1)/2} \in (0, 2),
      \text{ lower is better, 1 for a random scorer}
 
   Returns a scalar over all queries (the expectation is of the mean, so it is not a per-query mean).
+  ``num_options`` picks what ``C`` counts: ``"all"`` unmasked candidates (default) or only
+  ``"finite"``-scored ones (PyKEEN); the same holds for every adjusted metric (module docstring).
 
   Example:
     >>> from jaxrank import linkpred
@@ -309,14 +365,14 @@ def adjusted_mean_rank(positive_scores: ArrayLike | Ranks,
     1.0
   """
   value, expected = _mean_and_expectation("mean_rank", positive_scores, candidate_scores,
-                                          candidate_mask, None, ties)
+                                          candidate_mask, None, ties, num_options)
   return value / expected
 
 
 def adjusted_mean_rank_index(positive_scores: ArrayLike | Ranks,
                              candidate_scores: ArrayLike | None = None, *,
                              candidate_mask: ArrayLike | None = None,
-                             ties: str = "realistic") -> jax.Array:
+                             ties: str = "realistic", num_options: str = "all") -> jax.Array:
   r"""Adjusted mean rank index (PyKEEN's AMRI): 1 for a perfect ranker, 0 for a random one.
 
   .. math:: \mathrm{AMRI} = 1 - \frac{\mathrm{MR} - 1}{\mathbb{E}[\mathrm{MR}] - 1} \in [-1, 1]
@@ -327,14 +383,14 @@ def adjusted_mean_rank_index(positive_scores: ArrayLike | Ranks,
     1.0
   """
   value, expected = _mean_and_expectation("mean_rank", positive_scores, candidate_scores,
-                                          candidate_mask, None, ties)
+                                          candidate_mask, None, ties, num_options)
   return 1.0 - (value - 1.0) / (expected - 1.0)
 
 
 def adjusted_hits_at_k(positive_scores: ArrayLike | Ranks,
                        candidate_scores: ArrayLike | None = None, k: int = 10, *,
                        candidate_mask: ArrayLike | None = None,
-                       ties: str = "realistic") -> jax.Array:
+                       ties: str = "realistic", num_options: str = "all") -> jax.Array:
   r"""Adjusted Hits@k (PyKEEN): 0 for a random scorer, 1 for a perfect one.
 
   .. math:: \frac{H_k - \mathbb{E}[H_k]}{1 - \mathbb{E}[H_k]},\ \mathbb{E}[H_k] = \frac{1}{n}
@@ -346,14 +402,14 @@ def adjusted_hits_at_k(positive_scores: ArrayLike | Ranks,
     1.0
   """
   value, expected = _mean_and_expectation("hits_at_k", positive_scores, candidate_scores,
-                                          candidate_mask, k, ties)
+                                          candidate_mask, k, ties, num_options)
   return (value - expected) / (1.0 - expected)
 
 
 def adjusted_reciprocal_rank(positive_scores: ArrayLike | Ranks,
                              candidate_scores: ArrayLike | None = None, *,
                              candidate_mask: ArrayLike | None = None,
-                             ties: str = "realistic") -> jax.Array:
+                             ties: str = "realistic", num_options: str = "all") -> jax.Array:
   r"""Adjusted MRR (PyKEEN's adjusted inverse harmonic mean rank): 0 random, 1 perfect.
 
   .. math:: \frac{\mathrm{MRR} - \mathbb{E}}{1 - \mathbb{E}},\ \mathbb{E} = \frac{1}{n}
@@ -365,7 +421,7 @@ def adjusted_reciprocal_rank(positive_scores: ArrayLike | Ranks,
     1.0
   """
   value, expected = _mean_and_expectation("reciprocal_rank", positive_scores, candidate_scores,
-                                          candidate_mask, None, ties)
+                                          candidate_mask, None, ties, num_options)
   return (value - expected) / (1.0 - expected)
 
 
@@ -385,19 +441,25 @@ def _parse(name: str) -> tuple[str, int | None]:
     if cut:
       raise ValueError(f"metric {name!r} takes no cutoff")
     return metric, None
-  if not cut.strip().isdigit() or int(cut) <= 0:
-    raise ValueError(f"metric {name!r} needs a positive cutoff after '@', e.g. 'hits@10'")
+  if not cut.strip().isdigit() or not 0 < int(cut) <= _checks.MAX_K:
+    raise ValueError(f"metric {name!r} needs a positive cutoff up to {_checks.MAX_K} after '@', "
+                     f"e.g. 'hits@10'")
   return metric, int(cut)
 
 
-def evaluate(positive_scores: ArrayLike | Ranks, candidate_scores: ArrayLike | None = None,
-             metrics: Sequence[str] = ("mrr", "hits@1", "hits@3", "hits@10", "mr"), *,
+DEFAULT_METRICS = ("mrr", "hits@1", "hits@3", "hits@10", "mr")
+
+
+def evaluate(positive_scores: ArrayLike | Ranks,
+             candidate_scores: ArrayLike | Sequence[str] | None = None,
+             metrics: Sequence[str] = DEFAULT_METRICS, *,
              candidate_mask: ArrayLike | None = None, ties: str = "realistic",
              reduce: str | None = "mean") -> dict[str, jax.Array]:
   """Several link-prediction metrics from one counting pass.
 
   Names: ``mrr``/``rr``, ``mr``, ``hits@k``/``hr@k``, ``ndcg@k``. ``reduce="mean"`` (default)
-  returns their means over queries; ``None`` the per-query values.
+  returns their means over queries; ``None`` the per-query values. With a prebuilt
+  :class:`jaxrank.Ranks` the names may come second: ``evaluate(ranks, ["mrr", "hits@10"])``.
 
   Example:
     >>> from jaxrank import linkpred
@@ -406,9 +468,12 @@ def evaluate(positive_scores: ArrayLike | Ranks, candidate_scores: ArrayLike | N
     {'mrr': 0.75, 'hits@1': 0.5}
   """
   _check_ties(ties)
-  metrics = [metrics] if isinstance(metrics, str) else list(metrics)  # a generator is read once
-  if not metrics:
-    raise ValueError("metrics must name at least one metric, got an empty list")
+  if isinstance(positive_scores, Ranks) and _evaluate.names_metrics(candidate_scores):
+    if metrics is not DEFAULT_METRICS:  # evaluate(ranks, ["mrr"]): the names come second
+      raise ValueError("metrics given twice: with a Ranks pass them second, "
+                       "evaluate(ranks, metrics), or as metrics=...")
+    candidate_scores, metrics = None, candidate_scores
+  metrics = _evaluate.metric_list(metrics)
   if reduce not in (None, "mean"):
     raise ValueError(f"reduce must be None or 'mean', got {reduce!r}")
   specs = tuple(_parse(m) for m in metrics)
@@ -523,7 +588,7 @@ def evaluate_triples(head_scores: ArrayLike, tail_scores: ArrayLike, triples: Ar
   per_side = {}
   for side, scores, col, known in (("head", head_scores, 0, known_heads),
                                    ("tail", tail_scores, 2, known_tails)):
-    scores = _checks.as_array(f"{side}_scores", scores, kinds="fi")
+    (scores,) = as_scores((f"{side}_scores", scores, 0))
     if scores.ndim != 2 or scores.shape[0] != triples.shape[0]:
       raise ValueError(f"{side}_scores must have shape ({triples.shape[0]}, num_entities), got "
                        f"{tuple(scores.shape)}")
@@ -567,8 +632,8 @@ def ogb_hits_at_k(positive_scores: ArrayLike, negative_scores: ArrayLike, k: int
     >>> float(linkpred.ogb_hits_at_k([0.9, 0.5, 0.2], [0.5, 0.3, 0.1], k=1))
     0.3333333432674408
   """
-  pos = _checks.as_array("positive_scores", positive_scores, kinds="fi")
-  neg = _checks.as_array("negative_scores", negative_scores, kinds="fi")
+  pos, neg = as_scores(("positive_scores", positive_scores, 0),
+                       ("negative_scores", negative_scores, 0))
   if pos.ndim != 1 or neg.ndim != 1:
     raise ValueError(f"positive_scores and negative_scores must be 1-D (OGB's shared negatives), "
                      f"got shapes {tuple(pos.shape)} and {tuple(neg.shape)}")
@@ -582,9 +647,8 @@ def ogb_hits_at_k(positive_scores: ArrayLike, negative_scores: ArrayLike, k: int
 
 @functools.partial(jax.jit, static_argnames=("k",))
 def _ogb_hits(pos, neg, *, k):
-  dtype = jnp.result_type(pos.dtype, neg.dtype)
-  kth = lax.top_k(neg.astype(dtype), k)[0][-1]
-  return jnp.mean((pos.astype(dtype) > kth).astype(jnp.float32))
+  kth = lax.top_k(neg, k)[0][-1]  # one dtype that holds both exactly (as_scores)
+  return jnp.mean((pos > kth).astype(jnp.float32))
 
 
 def ogb_mrr(positive_scores: ArrayLike, negative_scores: ArrayLike) -> dict[str, jax.Array]:

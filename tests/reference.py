@@ -99,8 +99,14 @@ def orderings(scores, grades, ties, tie_key=None):
 
 
 def reference(name, scores, labels, where=None, *, ties="average", tie_key=None, empty="zero",
-              **options):
-  """Per-list reference values for a 2-D batch (float64 NumPy)."""
+              padded="drop", **options):
+  """Per-list reference values for a 2-D batch (float64 NumPy).
+
+  ``padded="drop"``: items with ``where=False`` do not exist (dense lists). ``"unranked"``: they
+  are not ranked, but those with a positive label still count as relevant (every total,
+  ideal DCG and mean-rank censoring sees them), as ``from_sparse(..., where=...)`` and relevant
+  documents absent from a run do. Every tie policy orders only the ranked items.
+  """
   scores = np.asarray(scores, np.float64)
   labels = np.asarray(labels, np.float64)
   where = np.ones(scores.shape, bool) if where is None else np.asarray(where, bool)
@@ -109,14 +115,15 @@ def reference(name, scores, labels, where=None, *, ties="average", tie_key=None,
                          tie_key if tie_key is not None else [None] * len(scores)):
     keep = np.flatnonzero(w)
     s_, y_ = list(s[keep]), list(y[keep])
+    judged = y_ + ([g for g in y[~w] if g > 0] if padded == "unranked" else [])
     tk_ = None if tk is None else list(np.asarray(tk)[keep])
     values, is_empty = [], False
     for order in orderings(s_, y_, ties, tk_):
-      v, is_empty = metric_of_order(name, [y_[i] for i in order], y_, **options)
+      v, is_empty = metric_of_order(name, [y_[i] for i in order], judged, **options)
       values.append(v)
     value = float(np.mean(values)) if values else 0.0
     if not values:
-      _, is_empty = metric_of_order(name, [], [], **options)
+      value, is_empty = metric_of_order(name, [], judged, **options)
     if is_empty:
       value = 0.0 if empty == "zero" else float("nan")
     out.append(value)

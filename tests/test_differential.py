@@ -96,6 +96,74 @@ def test_sklearn_ndcg_and_dcg_tie_averaged(k):
     assert got_dcg[i] == pytest.approx(metrics.dcg_score(y, s, k=k), rel=2e-6, abs=2e-6)
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered in cast")  # inside sklearn
+@pytest.mark.parametrize("k", [None, 2, 5])
+@pytest.mark.parametrize("scale", [1e30, 1e37, 3e38])
+def test_sklearn_ndcg_with_grades_near_float32_max(scale, k):
+  # Issue 10, item 3: the sums of gains overflowed float32 and NDCG was NaN (sklearn: 0.9197 for
+  # the issue's example). Grades up to float32's largest value, with ties among scores and grades.
+  metrics = pytest.importorskip("sklearn.metrics")
+  rng = np.random.default_rng(int(np.log10(scale)))
+  scores = rng.integers(0, 4, (20, 8)).astype(np.float32)
+  labels = (rng.integers(0, 4, (20, 8)) / 3 * scale).astype(np.float32)
+  labels[0, :3] = [3e38, 3e38, 1.0]
+  got = np.asarray(jaxrank.ndcg(scores, labels, k=k))
+  assert np.all((got >= 0) & (got <= 1))
+  for i in range(scores.shape[0]):
+    want = metrics.ndcg_score(labels[i][None].astype(np.float64), scores[i][None], k=k)
+    assert got[i] == pytest.approx(want, abs=2e-6), i
+  if k is None:
+    example = jaxrank.ndcg([[1.0, 0.0, 0.5]], [[3e38, 3e38, 1.0]])
+    assert float(example[0]) == pytest.approx(0.9197, abs=1e-4)
+  dcg = np.asarray(jaxrank.dcg(scores, labels, k=k))
+  assert not np.isnan(dcg).any()  # the DCG itself may exceed float32: then it is +inf
+
+
+def _exact_exp2_ndcg(scores, grades, k):
+  """NDCG with gain 2^g - 1 in exact integers (grades are ints), tie-averaged by enumeration."""
+  from fractions import Fraction
+  import itertools
+  import math
+  n = len(scores)
+  cut = n if k is None else min(k, n)
+  top = max(grades)
+  ratio = [float(Fraction(2**g - 1, 2**top - 1)) if top else 0.0 for g in grades]
+  disc = [1 / math.log2(2 + i) for i in range(n)]
+  ideal = sum(r * d for r, d in zip(sorted(ratio, reverse=True)[:cut], disc))
+  values = []
+  groups = [list(g) for _, g in itertools.groupby(sorted(range(n), key=lambda i: -scores[i]),
+                                                 key=lambda i: -scores[i])]
+  for combo in itertools.product(*(itertools.permutations(g) for g in groups)):
+    order = [i for g in combo for i in g]
+    values.append(sum(ratio[i] * disc[p] for p, i in enumerate(order[:cut])) / ideal)
+  return float(np.mean(values)) if ideal > 0 else 0.0
+
+
+@pytest.mark.parametrize("k", [None, 1, 3])
+def test_exp2_ndcg_with_gains_beyond_float32(k):
+  # gain="exp2" of a grade >= 128 is +inf in float32 (ndcg([[1, 0]], [[128, 0]]) was NaN); NDCG
+  # is a ratio of gains, computed over the list's largest gain, so it stays exact.
+  rng = np.random.default_rng(5)
+  scores = rng.integers(0, 3, (12, 6)).astype(np.float32)
+  grades = rng.integers(0, 400, (12, 6)) * (rng.random((12, 6)) < 0.6)
+  grades[0, :2], scores[0, :2] = [128, 0], [1.0, 0.0]
+  grades[1, :3] = [1000, 999, 1]
+  got = np.asarray(jaxrank.ndcg(scores, grades, k=k, gain="exp2"))
+  for i in range(12):
+    assert got[i] == pytest.approx(_exact_exp2_ndcg(scores[i], grades[i].tolist(), k),
+                                   abs=2e-6), i
+  assert float(jaxrank.ndcg([[1.0, 0.0]], [[128, 0]], gain="exp2")[0]) == 1.0
+  assert float(jaxrank.dcg([[1.0, 0.0]], [[128, 0]], gain="exp2")[0]) == np.inf
+  assert float(jaxrank.dcg([[1.0, 0.0]], [[0, 128]], gain="exp2", k=1)[0]) == 0.0  # not inf x 0
+
+
+def test_soft_ndcg_with_gains_beyond_float32():
+  soft = jaxrank.soft_ndcg([[1.0, 0.0, 0.5]], [[3e38, 3e38, 1.0]], temperature=1e-3)
+  assert float(soft[0]) == pytest.approx(0.9197, abs=1e-3)
+  soft = jaxrank.soft_ndcg([[1.0, 0.0]], [[200, 0]], gain="exp2", temperature=1e-3)
+  assert float(soft[0]) == pytest.approx(1.0, abs=1e-3)
+
+
 # ------------------------------------------------------------------------------------ Rax
 RAX = [("ndcg_metric", "ndcg", {}), ("dcg_metric", "dcg", {}),
        ("mrr_metric", "reciprocal_rank", {}), ("recall_metric", "recall", {}),

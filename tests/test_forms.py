@@ -171,3 +171,40 @@ def test_one_slot_closed_form_equals_the_average_over_tie_orders():
       ranks = np.arange(lo, hi + 1)
       np.testing.assert_allclose(rr[i], np.mean(np.where(ranks <= cap, 1 / ranks, 0)), rtol=1e-6)
       np.testing.assert_allclose(hr[i], np.mean(ranks <= cap), rtol=1e-6)
+
+
+METRIC_FUNCTIONS = ["precision", "recall", "fbeta", "hit_rate", "reciprocal_rank",
+                    "average_precision", "average_recall", "dcg", "ndcg", "r_precision",
+                    "mean_rank"]
+
+
+@pytest.mark.parametrize("ties", ["average", "first", "pessimistic"])
+def test_a_ranks_enters_every_door_positionally(ties):
+  # Issue 10, item 9: evaluate(ranks, ["map"]) said "labels must be None when a Ranks is
+  # passed". The metric names may come second; every metric function takes a Ranks alone.
+  scores, labels, ids, grades = dense_and_sparse(1, lists=4, n=10, r=3)
+  ranks = jaxrank.from_sparse(scores, ids, grades, ties="first" if ties == "first" else "average")
+  want = jaxrank.evaluate(scores, labels, NAMES, ties=ties)
+  for got in (jaxrank.evaluate(ranks, NAMES, ties=ties),
+              jaxrank.evaluate(ranks, tuple(NAMES), ties=ties),
+              jaxrank.evaluate(ranks, metrics=NAMES, ties=ties)):
+    assert list(got) == NAMES
+    for name in NAMES:
+      np.testing.assert_allclose(got[name], want[name], rtol=1e-6, atol=1e-7, err_msg=name)
+  one = jaxrank.evaluate(ranks, "ndcg@5", ties=ties, reduce="mean")
+  np.testing.assert_allclose(one["ndcg@5"], np.mean(want["ndcg@5"]), rtol=1e-6)
+  for name in METRIC_FUNCTIONS:
+    f = getattr(jaxrank, name)
+    np.testing.assert_allclose(f(ranks, k=3, ties=ties), f(scores, labels, k=3, ties=ties),
+                               rtol=1e-6, atol=1e-7, err_msg=name)
+
+
+def test_a_link_prediction_ranks_takes_the_metric_names_second():
+  from jaxrank import linkpred
+  pos, cand = [0.5, 0.2], [[0.9, 0.5, 0.1], [0.3, 0.1, 0.0]]
+  ranks = linkpred.ranks(pos, cand)
+  want = linkpred.evaluate(pos, cand, ["mrr", "hits@1", "mr"])
+  for got in (linkpred.evaluate(ranks, ["mrr", "hits@1", "mr"]),
+              linkpred.evaluate(ranks, metrics=["mrr", "hits@1", "mr"])):
+    assert {k: float(v) for k, v in got.items()} == {k: float(v) for k, v in want.items()}
+  assert float(linkpred.evaluate(ranks, "mrr")["mrr"]) == float(want["mrr"])

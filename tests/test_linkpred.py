@@ -145,6 +145,37 @@ def test_against_pykeen_formulas_transcribed(seed, k):
       assert got[name] == pytest.approx(want[name], rel=1e-5, abs=1e-6), (ties, name)
 
 
+@pytest.mark.parametrize("k", [1, 10])
+def test_num_options_finite_is_pykeens_rule_with_infinite_scores(k):
+  # Issue 10, item 15: PyKEEN counts only finite scores in C (its filtered scores are NaN/inf);
+  # jaxrank's default counts every unmasked candidate. Both rules, with +-inf positives and
+  # candidates in the lists.
+  pos, cand, mask = random_queries(3, n=200, c=30)
+  rng = np.random.default_rng(4)
+  cand[rng.random(cand.shape) < 0.1] = np.inf
+  cand[rng.random(cand.shape) < 0.1] = -np.inf
+  pos[rng.random(pos.shape) < 0.05] = np.inf
+  pos[rng.random(pos.shape) < 0.05] = -np.inf
+  opt, real, pess, finite = pykeen_ranks_numpy(pos, cand, mask)
+  everything = 1 + mask.sum(1)
+  for rule, c in (("finite", finite), ("all", everything)):
+    np.testing.assert_array_equal(
+        linkpred.num_candidates(pos, cand, candidate_mask=mask, num_options=rule), c)
+    want = pykeen_metrics_numpy(real.astype(np.float64), c, k)
+    kw = dict(candidate_mask=mask, num_options=rule)
+    got = {"amr": linkpred.adjusted_mean_rank(pos, cand, **kw),
+           "amri": linkpred.adjusted_mean_rank_index(pos, cand, **kw),
+           "ahits": linkpred.adjusted_hits_at_k(pos, cand, k=k, **kw),
+           "amrr": linkpred.adjusted_reciprocal_rank(pos, cand, **kw)}
+    for name, value in got.items():
+      assert float(value) == pytest.approx(want[name], rel=1e-5, abs=1e-6), (rule, name)
+  assert not np.array_equal(finite, everything)  # the rules differ on these lists
+  # the default is "all", and a prebuilt Ranks serves it
+  r = linkpred.ranks(pos, cand, candidate_mask=mask)
+  assert float(linkpred.adjusted_mean_rank(r)) == float(
+      linkpred.adjusted_mean_rank(pos, cand, candidate_mask=mask, num_options="all"))
+
+
 def test_against_pykeen_itself():
   torch = pytest.importorskip("torch", reason="PyKEEN needs torch: pip install -e '.[reference]'")
   pytest.importorskip("pykeen", reason="PyKEEN is optional (it pulls torch): pip install -e '.[reference]'")

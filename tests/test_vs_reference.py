@@ -78,3 +78,78 @@ def test_paths_agree_with_reference(method, name):
     got = getattr(jaxrank, name)(scores, labels, where=where, k=k, method=method)
     want = reference(name, scores, labels, where, k=k)
     np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=2e-6)
+
+
+def _sparse_form(labels):
+  """relevant_ids / relevant_grades (-1 / 0 padded) of every positive label, padded or not."""
+  lists, n = labels.shape
+  ids = np.full((lists, n), -1, np.int32)
+  grades = np.zeros((lists, n), np.float32)
+  for i, row in enumerate(labels):
+    pos = np.flatnonzero(row > 0)
+    ids[i, :pos.size], grades[i, :pos.size] = pos, row[pos]
+  return ids, grades
+
+
+def _metric_name(name, k):
+  return name if k is None else f"{name}@{k}"
+
+
+@settings(max_examples=80, deadline=None)
+@given(batch=batches(max_items=7), name=st.sampled_from(METRICS),
+       ties=st.sampled_from(["average", "optimistic", "pessimistic", "first"]),
+       empty=st.sampled_from(["zero", "nan"]), options=options_st)
+def test_unranked_relevant_items_match_brute_force(batch, name, ties, empty, options):
+  # Relevant items that are not ranked (from_sparse padding) count as relevant and are never
+  # retrieved, under every tie policy (issue 10, item 2: pessimistic ranked two of them at n).
+  scores, labels, where = batch
+  ids, grades = _sparse_form(labels)
+  r = jaxrank.from_sparse(scores, ids, grades, where=where,
+                          ties="first" if ties == "first" else "average")
+  k = options.pop("k")
+  got = jaxrank.evaluate(r, [_metric_name(name, k)], ties=ties, empty=empty, **options)
+  want = reference(name, scores, labels, where, ties=ties, empty=empty, padded="unranked", k=k,
+                   **options)
+  np.testing.assert_allclose(np.asarray(got[_metric_name(name, k)]), want, rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("ties", ["average", "optimistic", "pessimistic", "first"])
+@pytest.mark.parametrize("name", METRICS)
+def test_all_relevant_unranked_is_zero_under_every_policy(name, ties):
+  # The issue's example: 16 tied scores, only item 0 valid, relevant ids 1 and 2.
+  scores = np.zeros((1, 16), np.float32)
+  where = np.zeros((1, 16), bool)
+  where[0, 0] = True
+  labels = np.zeros((1, 16), np.int32)
+  labels[0, [1, 2]] = 1
+  ids, grades = _sparse_form(labels)
+  r = jaxrank.from_sparse(scores, ids, grades, where=where,
+                          ties="first" if ties == "first" else "average")
+  for k in (None, 1, 100):
+    got = jaxrank.evaluate(r, [_metric_name(name, k)], ties=ties)[_metric_name(name, k)]
+    want = reference(name, scores, labels, where, ties=ties, padded="unranked", k=k)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=2e-6)
+    if name != "mean_rank":
+      assert float(got[0]) == 0.0
+
+
+@pytest.mark.parametrize("ties", ["average", "optimistic", "pessimistic"])
+@pytest.mark.parametrize("name", METRICS)
+def test_ranked_ids_with_absent_relevant_match_brute_force(name, ties):
+  rng = np.random.default_rng(3)
+  ranked = np.array([[4, 7, 1, -1], [2, -1, -1, -1], [-1, -1, -1, -1]])
+  relevant = np.array([[7, 9, 8], [5, 6, -1], [3, 2, -1]])
+  grades = np.array([[1, 2, 3], [2, 1, 0], [1, 1, 0]])
+  r = jaxrank.from_ranked_ids(ranked, relevant, grades)
+  # The same lists as strictly decreasing scores; absent relevant items are unranked padding.
+  scores = np.zeros((3, 12), np.float32)
+  labels = np.zeros((3, 12))
+  where = np.zeros((3, 12), bool)
+  for i in range(3):
+    for pos, item in enumerate(ranked[i][ranked[i] >= 0]):
+      scores[i, item], where[i, item] = 10.0 - pos, True
+    labels[i, relevant[i][relevant[i] >= 0]] = grades[i][relevant[i] >= 0]
+  for k in (None, 1, int(rng.integers(2, 6))):
+    got = jaxrank.evaluate(r, [_metric_name(name, k)], ties=ties)[_metric_name(name, k)]
+    want = reference(name, scores, labels, where, ties=ties, padded="unranked", k=k)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=2e-6)
