@@ -47,11 +47,12 @@ The DataFrame adapters (:func:`run_from_frame`, :func:`qrels_from_frame`, :func:
 from __future__ import annotations
 
 import codecs
-import functools
 import os
+import re
 import sys
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
+from io import BufferedReader, BytesIO
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -111,13 +112,16 @@ def _windows(buf: np.ndarray) -> np.ndarray:
 def _hash_ids(win: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
   """64-bit hashes of the byte strings at ``starts`` (``lens`` bytes each) of a padded buffer.
 
-  Each 8-byte word is mixed in (multiply, xor-shift), then MurmurHash3's finaliser; the length
-  is the seed. Equal strings hash equal; unequal ones are told apart by a byte comparison."""
-  h = lens.astype(np.uint64) * _K0
-  h ^= win[starts] & _MASK[np.minimum(lens, 8)]
+  An id of at most 8 bytes hashes to a bijective mix (multiply by an odd number, xor-shift,
+  MurmurHash3's finaliser) of its zero-padded bytes: as ids hold no NUL, two such ids hash equal
+  only if they are equal. Longer ids mix in their length and every further 8-byte word; equal
+  hashes of those are checked byte by byte (:func:`_check_equal`)."""
+  h = win[starts] & _MASK[np.minimum(lens, 8)]
+  rest = np.flatnonzero(lens > 8)
+  h[rest] ^= lens[rest].astype(np.uint64) * _K0
   h *= _K1
   h ^= h >> _S29
-  rest, j = np.flatnonzero(lens > 8), 8
+  j = 8
   while rest.size:
     left = lens[rest] - j
     x = h[rest] ^ (win[starts[rest] + j] & _MASK[np.minimum(left, 8)])
@@ -151,98 +155,192 @@ def _index_dtype(n: int) -> type:
   return np.int32 if n < 2**31 - 1 else np.int64
 
 
-def _group_hashes(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-  """Groups equal values of ``h`` (uint64): ``(codes, first)`` with ``codes[i]`` the group of
-  row ``i`` (groups numbered in order of first appearance) and ``first[g]`` group ``g``'s first
-  row. An open-addressing hash table in NumPy (linear probing, at most half full): each round
-  every pending row looks at its slot, claims it if empty (the smallest row wins), stops if the
-  slot's owner has its hash, or moves one slot on. No sorting; O(n) expected."""
-  n = h.size
-  itype = _index_dtype(n)
-  if n == 0:
-    return np.zeros(0, itype), np.zeros(0, itype)
-  bits = max(3, (2 * n - 1).bit_length())
-  mask = (1 << bits) - 1
-  owner = np.full(1 << bits, n, itype)
-  rows = np.arange(n, dtype=itype)
-  slots = (h >> np.uint64(64 - bits)).astype(itype)
-  owner_of = np.empty(n, itype)
-  while rows.size:
-    got = owner[slots]
-    empty = got == n
-    if empty.any():
-      np.minimum.at(owner, slots[empty], rows[empty])
-      got[empty] = owner[slots[empty]]
-    hit = got == rows
-    other = np.flatnonzero(~hit)
-    hit[other] = h[got[other]] == h[rows[other]]
-    owner_of[rows[hit]] = got[hit]
-    miss = ~hit
-    rows, slots = rows[miss], (slots[miss] + 1) & mask
-  is_first = owner_of == np.arange(n, dtype=itype)
-  code_of_row = np.cumsum(is_first, dtype=itype) - 1
-  return code_of_row[owner_of], np.flatnonzero(is_first).astype(itype)
-
-
 class _Collision(Exception):
-  """Two different ids with one 64-bit hash: the caller takes the exact (slower) path."""
+  """Two different ids with one 64-bit hash: the reader starts again, comparing ids exactly."""
 
 
-def _group_ids(win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
-               h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-  """``(codes, first)`` of the byte strings at ``starts`` (as :func:`_group_hashes`), every
-  grouped string checked against its group's first; raises :class:`_Collision` otherwise."""
-  n = h.size
-  heads = None
-  if n > 1:  # equal ids in a row (a run's qids): group the first of each streak only
-    same = np.flatnonzero(h[1:] == h[:-1]) + 1
-    if same.size:
-      if not (np.array_equal(lens[same], lens[same - 1]) and
-              _equal_bytes(win, starts[same], win, starts[same - 1], lens[same]).all()):
-        raise _Collision
-      if same.size > n // 8:
-        heads = np.ones(n, bool)
-        heads[same] = False
-  if heads is not None:
-    head_rows = np.flatnonzero(heads)
-    codes, first = _group_ids(win, starts[head_rows], lens[head_rows], h[head_rows])
-    return codes[np.cumsum(heads) - 1], head_rows[first].astype(codes.dtype)
-  codes, first = _group_hashes(h)
-  rep = first[codes]
-  dup = np.flatnonzero(rep != np.arange(n, dtype=rep.dtype))
-  if dup.size:
-    r = rep[dup]
-    if not (np.array_equal(lens[dup], lens[r]) and
-            _equal_bytes(win, starts[dup], win, starts[r], lens[dup]).all()):
-      raise _Collision
-  return codes, first
+def _check_equal(win_a: np.ndarray, a_starts: np.ndarray, a_lens: np.ndarray, win_b: np.ndarray,
+                 b_starts: np.ndarray, b_lens: np.ndarray) -> None:
+  """Raises :class:`_Collision` unless the ids at ``a_starts`` and ``b_starts`` (equal hashes)
+  are equal. Ids of at most 8 bytes on both sides are (their hashes are exact): only pairs with
+  a longer id are read."""
+  long = np.flatnonzero((a_lens > 8) | (b_lens > 8))
+  if long.size and not (np.array_equal(a_lens[long], b_lens[long]) and _equal_bytes(
+      win_a, a_starts[long], win_b, b_starts[long], a_lens[long]).all()):
+    raise _Collision
 
 
-def _group_ids_exactly(buf: np.ndarray, starts: np.ndarray,
-                       lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-  """:func:`_group_ids` with a Python dict of the ids' bytes (after a hash collision only)."""
-  table: dict[bytes, int] = {}
-  codes = np.empty(starts.size, _index_dtype(starts.size))
-  first = []
-  for i, (s, n) in enumerate(zip(starts.tolist(), lens.tolist())):
-    key = buf[s:s + n].tobytes()
-    code = table.setdefault(key, len(table))
-    if code == len(first):
-      first.append(i)
-    codes[i] = code
-  return codes, np.asarray(first, codes.dtype)
+class _Column:
+  """A growing 1-D array (``append``), allocated with room to spare: pages never written cost
+  no memory, so a generous first capacity is free."""
+
+  def __init__(self, dtype: Any, capacity: int = 1 << 16) -> None:
+    self.a, self.n = np.empty(max(capacity, 16), dtype), 0
+
+  def reserve(self, extra: int) -> np.ndarray:
+    if self.n + extra > self.a.size:
+      grown = np.empty(max(2 * self.a.size, self.n + extra), self.a.dtype)
+      grown[:self.n] = self.a[:self.n]
+      self.a = grown
+    return self.a
+
+  def append(self, values: np.ndarray) -> None:
+    self.reserve(values.size)[self.n:self.n + values.size] = values
+    self.n += values.size
+
+  def view(self) -> np.ndarray:
+    return self.a[:self.n]
 
 
-def _factorize(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray,
-               h: np.ndarray | None = None) -> tuple[np.ndarray, Ids]:
-  """Codes and the vocabulary of the byte strings at ``starts`` in the padded buffer ``buf``."""
-  win = _windows(buf)
-  h = _hash_ids(win, starts, lens) if h is None else h
-  try:
-    codes, first = _group_ids(win, starts, lens, h)
-  except _Collision:
-    codes, first = _group_ids_exactly(buf, starts, lens)
-  return codes, Ids._from_buffer(win, starts[first], lens[first], h[first])
+class _Vocab:
+  """The ids met so far: id -> code (0, 1, ... in order of first appearance), and the ids
+  themselves in :class:`Ids`' layout (8-byte words, each id zero-padded, at least one zero byte
+  after it), so the vocabulary is ready when the reading ends.
+
+  Codes come from an open-addressing hash table in NumPy (linear probing, kept at most 2/3
+  full, grown four times when needed). A block's ids look at their slots all at once: an id
+  whose slot holds its hash has its code; ids meeting an empty slot claim it with a provisional
+  code (one claim per slot wins); the others move one slot on. The block's new ids then get the
+  next codes in order of their first rows and their bytes are copied to the store. A repeated id
+  longer than 8 bytes is compared byte for byte with the stored one (:func:`_check_equal`;
+  shorter ids' hashes are exact); after a hash collision the vocabulary continues with a
+  Python dict of the ids' bytes (correct, slower).
+  """
+
+  def __init__(self, expected: int) -> None:
+    self.bits = max(10, (expected + expected // 2).bit_length())  # at most ~2/3 full
+    self.slots = np.zeros(1 << self.bits, np.int32)  # code + 1; 0: empty
+    self.hash, self.len = _Column(np.uint64, expected), _Column(np.int32, expected)
+    self.woff = _Column(np.int64, expected + 1)
+    self.woff.append(np.zeros(1, np.int64))
+    self.words = _Column(np.dtype("<u8"), 2 * expected + 2)
+    self.n = 0
+    self.exact: dict[bytes, int] | None = None
+
+  def _grow(self, need: int) -> None:
+    bits = self.bits
+    while 3 * need > 2 * (1 << bits):
+      bits += 2
+    if bits == self.bits:
+      return
+    self.bits, mask = bits, (1 << bits) - 1
+    self.slots = np.zeros(1 << bits, np.int32)
+    codes = np.arange(self.n)
+    slots = (self.hash.view() >> np.uint64(64 - bits)).astype(np.int64)
+    while codes.size:  # the codes' hashes are distinct: each finds a slot of its own
+      free = self.slots[slots] == 0
+      self.slots[slots[free]] = codes[free] + 1
+      won = np.zeros(codes.size, bool)
+      won[free] = self.slots[slots[free]] == codes[free] + 1
+      codes, slots = codes[~won], (slots[~won] + 1) & mask
+
+  def store_windows(self) -> np.ndarray:
+    self.words.reserve(2)  # a word of slack after the last id
+    return _windows(self.words.a.view(np.uint8))
+
+  def _store(self, win: np.ndarray, starts: np.ndarray, lens: np.ndarray, h: np.ndarray) -> None:
+    """Appends new ids (codes ``self.n``, ...) to the store."""
+    nw = lens // 8 + 1
+    woff = self.woff.a[self.n] + np.cumsum(nw)
+    total = int(woff[-1]) if woff.size else int(self.woff.a[self.n])
+    words = self.words.reserve(total - self.words.n + 2)
+    at = woff - nw
+    words[self.words.n:total] = 0
+    rest, j = np.arange(lens.size), 0
+    while rest.size:
+      left = lens[rest] - 8 * j
+      words[at[rest] + j] = win[starts[rest] + 8 * j] & _MASK[np.clip(left, 0, 8)]
+      rest, j = rest[left > 8], j + 1
+    self.words.n = total
+    self.woff.append(woff)
+    self.hash.append(h)
+    self.len.append(lens.astype(np.int32))
+    self.n += lens.size
+
+  def add(self, buf: np.ndarray, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+          h: np.ndarray) -> np.ndarray:
+    """The codes of the ids at ``starts`` (``lens`` bytes, hashes ``h``) of the padded buffer
+    ``buf`` (windows ``win``), giving new ids the next codes."""
+    if self.exact is None:
+      try:
+        return self._add(win, starts, lens, h)
+      except _Collision:
+        data = self.words.a.view(np.uint8)
+        self.exact = {data[8 * o:8 * o + k].tobytes(): i for i, (o, k) in enumerate(zip(
+            self.woff.view()[:-1].tolist(), self.len.view().tolist()))}
+    return self._add_exactly(buf, win, starts, lens, h)
+
+  def _add(self, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+           h: np.ndarray) -> np.ndarray:
+    n = h.size
+    self._grow(self.n + n)
+    mask, base = (1 << self.bits) - 1, self.n
+    hashes = self.hash.reserve(n)
+    codes = np.empty(n, np.int64)
+    rows, slots = np.arange(n), (h >> np.uint64(64 - self.bits)).astype(np.int64)
+    won_rows, won_slots = [], []
+    while rows.size:
+      got = self.slots[slots].astype(np.int64) - 1
+      empty = np.flatnonzero(got < 0)
+      if empty.size:  # claim with a provisional code, base + row: one claim per slot wins
+        s, r = slots[empty], rows[empty]
+        self.slots[s] = base + r + 1
+        won = self.slots[s] == base + r + 1
+        hashes[base + r[won]] = h[r[won]]
+        won_rows.append(r[won])
+        won_slots.append(s[won])
+        got[empty[won]] = base + r[won]
+        lost = empty[~won]
+        got[lost] = self.slots[slots[lost]] - 1
+      hit = hashes[got] == h[rows]
+      codes[rows[hit]] = got[hit]
+      rows, slots = rows[~hit], (slots[~hit] + 1) & mask
+    new = codes >= base
+    old = np.flatnonzero(~new)  # ids seen before: long ones are compared with the store
+    if old.size:
+      c = codes[old]
+      store = self.store_windows()
+      _check_equal(win, starts[old], lens[old], store, 8 * self.woff.a[c], self.len.a[c])
+    if not won_rows:
+      return codes
+    won_r, won_s = np.concatenate(won_rows), np.concatenate(won_slots)
+    new = np.flatnonzero(new)
+    again = new[codes[new] != base + new]  # a new id's later rows: compared with its first
+    if again.size:
+      first = codes[again] - base
+      _check_equal(win, starts[again], lens[again], win, starts[first], lens[first])
+      first_row = np.full(n, n)
+      np.minimum.at(first_row, codes[new] - base, new)
+      first_row = first_row[won_r]
+    else:
+      first_row = won_r
+    if (first_row[1:] < first_row[:-1]).any():  # codes in order of first appearance
+      order = np.argsort(first_row, kind="stable")
+      won_r, won_s, first_row = won_r[order], won_s[order], first_row[order]
+    final = base + np.arange(won_r.size)
+    moved = np.flatnonzero(final != base + won_r)
+    if moved.size:
+      self.slots[won_s[moved]] = final[moved] + 1
+      remap = np.empty(n, np.int64)
+      remap[won_r] = final
+      codes[new] = remap[codes[new] - base]
+    self._store(win, starts[first_row], lens[first_row], h[won_r])
+    return codes
+
+  def _add_exactly(self, buf: np.ndarray, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+                   h: np.ndarray) -> np.ndarray:
+    codes = np.empty(h.size, np.int64)
+    for i, (s, k) in enumerate(zip(starts.tolist(), lens.tolist())):
+      key = buf[s:s + k].tobytes()
+      code = self.exact.get(key)
+      if code is None:
+        code = self.exact[key] = self.n
+        self._store(win, starts[i:i + 1], lens[i:i + 1], h[i:i + 1])
+      codes[i] = code
+    return codes
+
+  def ids(self) -> Ids:
+    return Ids(self.words.view(), self.woff.view(), self.len.view(), self.hash.view())
 
 
 class Ids:
@@ -274,16 +372,21 @@ class Ids:
   @classmethod
   def _from_buffer(cls, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
                    hashes: np.ndarray) -> Ids:
-    """The ids at ``starts`` of a padded buffer (its windows ``win``), given their hashes."""
-    lens = lens.astype(np.int64)
-    woff = np.zeros(lens.size + 1, np.int64)
+    """The ids at ``starts`` of a padded buffer (its windows ``win``), given their hashes;
+    copied a block of ids at a time (small temporaries)."""
+    k = lens.size
+    woff = np.zeros(k + 1, np.int64)
     np.cumsum(lens // 8 + 1, out=woff[1:])  # at least one zero byte after every id
     words = np.zeros(int(woff[-1]) + 1, np.dtype("<u8"))
-    rest, j = np.arange(lens.size), 0
-    while rest.size:
-      left = lens[rest] - 8 * j
-      words[woff[rest] + j] = win[starts[rest] + 8 * j] & _MASK[np.clip(left, 0, 8)]
-      rest, j = rest[left > 8], j + 1
+    for lo in range(0, k, 1 << 16):
+      hi = min(k, lo + (1 << 16))
+      s, n, o = starts[lo:hi], lens[lo:hi], woff[lo:hi]
+      words[o] = win[s] & _MASK[np.minimum(n, 8)]
+      rest, j = np.flatnonzero(n > 8), 1
+      while rest.size:
+        left = n[rest] - 8 * j
+        words[o[rest] + j] = win[s[rest] + 8 * j] & _MASK[np.minimum(left, 8)]
+        rest, j = rest[left > 8], j + 1
     return cls(words, woff, lens, hashes)
 
   @classmethod
@@ -405,9 +508,6 @@ class Ids:
     if not len(self) or not len(other):
       return out
     small, large = (self, other) if len(self) <= len(other) else (other, self)
-    codes, first = _group_hashes(small._hash)
-    if first.size != len(small):  # two ids of one vocabulary share a hash
-      return self._index_exactly(other)
     at = _probe(small._hash, large._hash)
     found = np.flatnonzero(at >= 0)
     s_rows, l_rows = at[found], found
@@ -683,51 +783,95 @@ class Qrels(_Columns):
 # Reading: the bytes of a file, then blocks of whole lines split into fields with NumPy.
 
 _BLOCK = 1 << 20  # bytes per block: the working set of one block stays in the CPU's cache
-_LONG = 64  # numbers longer than this (in bytes) are read one by one with Python's parser
-_POW10 = np.array([10**i for i in range(19)], np.uint64)
-_POW10_EXP = np.array([10**i for i in range(6)], np.int64)
+_POW10 = np.array([10**i for i in range(20)], np.uint64)
 _POW10_F = np.array([10.0**i for i in range(23)])  # exact doubles
 _EXTENDED = np.finfo(np.longdouble).nmant >= 63  # x86's 80-bit long double (or wider)
 _POW10_L = np.cumprod(np.r_[np.longdouble(1), np.full(27, 10, np.longdouble)])  # exact to 1e27
 _NAMES = {"-": "<stdin>"}
 
 
-def _decompress(data: np.ndarray, name: str) -> bytes:
-  return b"".join(_gunzip([data.tobytes()], name))
-
-
-def _load(path: PathLike | bytes, name: str | None) -> tuple[np.ndarray, int, int, str]:
-  """The whole content, zero-padded: ``(buffer, first byte after a BOM, end, name)``."""
+def _open(path: PathLike | bytes, name: str | None) -> tuple[Any, str, Any]:
+  """A binary file object reading the content (gzip decompressed), the name for messages, and
+  what closes it. A missing file fails here, at once."""
   if isinstance(path, (bytes, bytearray, memoryview)):
-    name = name or "<bytes>"
-    buf = _padded(path)
+    f, name, close = BytesIO(bytes(path)), name or "<bytes>", None
   else:
     path = os.fspath(path)
     name = name or _NAMES.get(path, path)
     if path == "-":
-      buf = _padded(sys.stdin.buffer.read())
+      f, close = sys.stdin.buffer, None
     else:
       try:
-        with open(path, "rb") as f:
-          size = os.fstat(f.fileno()).st_size
-          buf = np.zeros(size + _PAD, np.uint8)
-          view, got = memoryview(buf), 0
-          while got < size:
-            n = f.readinto(view[got:size])
-            if not n:
-              break
-            got += n
-          more = f.read()  # a file that grew, or a pipe with no size
-          if more or got < size:
-            buf = _padded(bytes(buf[:got]) + more)
+        f = open(path, "rb")  # noqa: SIM115 - closed by the caller
       except OSError as e:
         raise FileNotFoundError(f"cannot read {path}: {e.strerror}") from None
-  end = buf.size - _PAD
-  if end >= 2 and buf[0] == 0x1F and buf[1] == 0x8B:
-    buf = _padded(_decompress(buf[:end], name))
-    end = buf.size - _PAD
-  begin = 3 if end >= 3 and bytes(buf[:3]) == codecs.BOM_UTF8 else 0
-  return buf, begin, end, name
+      close = f.close
+  if f.seekable():
+    head = f.read(2)
+    f.seek(0)
+  else:
+    if not hasattr(f, "peek"):
+      f = BufferedReader(f)
+    head = f.peek(2)[:2]
+  if head == b"\x1f\x8b":
+    import gzip
+    f = gzip.GzipFile(fileobj=f, mode="rb")
+  return f, name, close
+
+
+def _fill(f: Any, view: memoryview, name: str) -> int:
+  """Reads into ``view`` until it is full or the data ends; the number of bytes read."""
+  got = 0
+  try:
+    while got < len(view):
+      n = f.readinto(view[got:])
+      if not n:
+        break
+      got += n
+  except (OSError, EOFError, zlib.error) as e:  # gzip.BadGzipFile is an OSError
+    raise TrecFormatError(f"{name}:1: not readable as gzip data ({e})") from None
+  return got
+
+
+def _last_line_end(buf: np.ndarray, lo: int, end: int) -> int:
+  """The end of the last whole line in ``buf[lo:end]`` (``lo`` if none). A CR at ``end - 1``
+  does not count: its LF may come with the next read."""
+  w = end - 1 if end > lo and buf[end - 1] == 13 else end
+  while w > lo:
+    start = max(lo, w - 65536)
+    ends = np.flatnonzero(_line_ends(buf[start:w], int(buf[w])))
+    if ends.size:
+      return start + int(ends[-1]) + 1
+    w = start
+  return lo
+
+
+def _blocks(f: Any, name: str) -> Iterator[tuple[np.ndarray, int, int]]:
+  """The content in blocks of whole lines, ``(buffer, lo, hi)``: lines ``buffer[lo:hi]``, the
+  byte after them readable (zero padding at the end). One buffer of about 2 MB is reused (a
+  line longer than a block grows it); a UTF-8 BOM at the start is skipped."""
+  buf = np.zeros(2 * _BLOCK + _PAD, np.uint8)
+  carry, first, eof = 0, True, False
+  while not eof:
+    if buf.size < carry + _BLOCK + _PAD:  # a long line: a larger buffer
+      grown = np.zeros(2 * (carry + _BLOCK) + _PAD, np.uint8)
+      grown[:carry] = buf[:carry]
+      buf = grown
+    got = _fill(f, memoryview(buf)[carry:carry + _BLOCK], name)
+    eof, end = got == 0, carry + got
+    buf[end:end + _PAD] = 0
+    lo = 0
+    if first:
+      if end < 3 and not eof:
+        carry = end
+        continue
+      first = False
+      lo = 3 if bytes(buf[:3]) == codecs.BOM_UTF8 and end >= 3 else 0
+    hi = end if eof else _last_line_end(buf, lo, end)
+    if hi > lo:
+      yield buf, lo, hi
+    carry = end - hi
+    buf[:carry] = buf[hi:end].copy()
 
 
 def _line_ends(c: np.ndarray, after: int) -> np.ndarray:
@@ -740,33 +884,6 @@ def _line_ends(c: np.ndarray, after: int) -> np.ndarray:
   nxt = np.empty_like(c)
   nxt[:-1], nxt[-1] = c[1:], after
   return lf | (cr & (nxt != 10))
-
-
-def _count_lines(buf: np.ndarray, lo: int, hi: int) -> int:
-  """The number of line ends in ``buf[lo:hi]``."""
-  return int(np.count_nonzero(_line_ends(buf[lo:hi], int(buf[hi]))))
-
-
-def _block_end(buf: np.ndarray, lo: int, hi: int, end: int) -> int:
-  """The end of the last whole line in ``buf[lo:hi]`` (or, for a longer line, the end of the
-  line that goes past ``hi``; ``end`` at the end of the data)."""
-  if hi >= end:
-    return end
-  w = max(lo, hi - 4096)
-  while True:
-    ends = np.flatnonzero(_line_ends(buf[w:hi], int(buf[hi])))
-    if ends.size:
-      return w + int(ends[-1]) + 1
-    if w == lo:
-      break
-    w = max(lo, w - (hi - w))
-  while hi < end:  # a line longer than the block
-    nxt = min(end, hi + _BLOCK)
-    ends = np.flatnonzero(_line_ends(buf[hi:nxt], int(buf[nxt])))
-    if ends.size:
-      return hi + int(ends[0]) + 1
-    hi = nxt
-  return end
 
 
 class _Format:
@@ -784,159 +901,220 @@ _QRELS = _Format(4, 4, "the relevance (4th field)", None)
 _SCORE = "the score (5th field)"
 
 
-def _field_bytes(win: np.ndarray, starts: np.ndarray, lens: np.ndarray, width: int) -> np.ndarray:
-  """``[n, width]`` uint8: the first ``width`` bytes of each field, zeros after its end."""
-  words = (width + 7) // 8
-  if words == 1:
-    g = win[starts].view(np.uint8).reshape(-1, 8)
-  else:
-    at = np.minimum(starts[:, None] + 8 * np.arange(words), win.size - 1)  # past the end: zeroed
-    g = win[at].view(np.uint8).reshape(-1, 8 * words)
-  g = g[:, :width]
-  g[np.arange(width) >= lens[:, None]] = 0
-  return g
-
-
 def _text(buf: np.ndarray, start: int, n: int) -> str:
   return buf[start:start + n].tobytes().decode(errors="replace")
+
+
+# SWAR ("SIMD within a register"): eight bytes of a field at once, as one uint64 (little-endian:
+# the field's first byte is the lowest).
+_W_ONES = np.uint64(0x0101010101010101)
+_W_HIGH = np.uint64(0x8080808080808080)
+_W_ZERO = np.uint64(0x3030303030303030)  # "00000000"
+_W_F0 = np.uint64(0xF0F0F0F0F0F0F0F0)
+_W_SIX = np.uint64(0x0606060606060606)
+_W_CASE = np.uint64(0x2020202020202020)  # | lower-cases ASCII letters
+_W_DOT = np.uint64(0x2E2E2E2E2E2E2E2E)
+_W_E = np.uint64(0x6565656565656565)
+_W_INF, _W_NAN, _W_INFINITY = (np.uint64(int.from_bytes(w, "little"))
+                               for w in (b"inf", b"nan", b"infinity"))
+_ZERO_FILL = np.array([0x3030303030303030 & ((1 << (8 * m)) - 1) for m in range(9)], np.uint64)
+_LANES = (np.uint64(0x00FF00FF00FF00FF), np.uint64(0x0000FFFF0000FFFF), np.uint64(0xFFFFFFFF))
+
+
+def _eight_digits(w: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """The values of the ``k`` (0-8) ASCII digits in the low bytes of ``w`` (zeros above them),
+  and whether they all are digits: right-aligned and '0'-filled, checked bytewise, then summed
+  in lanes of 2, 4 and 8 digits (three multiply-adds)."""
+  x = (w << ((8 - k) * 8).astype(np.uint64)) | _ZERO_FILL[8 - k]
+  ok = ((x & _W_F0) == _W_ZERO) & (((x + _W_SIX) & _W_F0) == _W_ZERO)
+  x -= _W_ZERO
+  x = (x * np.uint64(10) + (x >> np.uint64(8))) & _LANES[0]
+  x = (x * np.uint64(100) + (x >> np.uint64(16))) & _LANES[1]
+  x = (x * np.uint64(10000) + (x >> np.uint64(32))) & _LANES[2]
+  return x, ok
+
+
+def _digit_run(win: np.ndarray, starts: np.ndarray, k: np.ndarray) -> tuple[np.ndarray,
+                                                                            np.ndarray]:
+  """Values (uint64) of the ``k``-digit strings (``k`` <= 19) at ``starts``, and whether they
+  are all digits; the last 8 digits, the 8 before, and up to 3 before those."""
+  low = np.minimum(k, 8)
+  v, ok = _eight_digits(win[starts + k - low] & _MASK[low], low)
+  more = np.flatnonzero(k > 8)
+  if more.size:
+    s, km = starts[more], k[more]
+    mid = np.minimum(km - 8, 8)
+    vm, okm = _eight_digits(win[s + km - 8 - mid] & _MASK[mid], mid)
+    top = np.maximum(km - 16, 0)
+    vt, okt = _eight_digits(win[s] & _MASK[top], top)
+    v[more] += vm * np.uint64(10**8) + vt * np.uint64(10**16)
+    ok[more] &= okm & okt
+  return v, ok
+
+
+def _first_byte(win: np.ndarray, starts: np.ndarray, lens: np.ndarray, pattern: np.uint64,
+                fold: bool = False) -> np.ndarray:
+  """The position of the first byte equal to ``pattern``'s (after lower-casing if ``fold``)
+  in each field, or the field's length: a zero byte of ``w ^ pattern`` found by the borrow
+  trick, its place by the exponent of the lowest set bit."""
+  pos = lens.astype(np.int64)
+  rest, j = np.flatnonzero(lens > 0), 0
+  while rest.size:
+    left = lens[rest] - j
+    w = win[starts[rest] + j]
+    x = (w | _W_CASE if fold else w) ^ pattern
+    z = (x - _W_ONES) & ~x & _W_HIGH & _MASK[np.minimum(left, 8)]
+    found = z != 0
+    if found.any():
+      bit = np.frexp((z[found] & (~z[found] + np.uint64(1))).astype(np.float64))[1]
+      pos[rest[found]] = j + (bit - 8) // 8
+    rest, j = rest[~found & (left > 8)], j + 8
+  return pos
+
+
+def _sign(win: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray,
+                                                                          np.ndarray]:
+  first = win[starts] & np.uint64(0xFF)
+  neg = (first == 45) & (lens > 0)
+  return neg, neg | ((first == 43) & (lens > 0))
 
 
 def _parse_ints(buf: np.ndarray, win: np.ndarray, starts: np.ndarray,
                 lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
   """int64 values of ``[+-]digits`` fields, and a status per field (0 ok, 1 not an integer,
   2 outside int64's range)."""
-  n = lens.size
-  values = np.zeros(n, np.int64)
-  status = np.zeros(n, np.int8)
-  short = np.flatnonzero(lens <= _LONG)
-  if short.size:
-    s, ln = starts[short], lens[short]
-    g = _field_bytes(win, s, ln, int(ln.max()))
-    neg = g[:, 0] == 45
-    signed = neg | (g[:, 0] == 43)
-    col = np.arange(g.shape[1])
-    inside = (col >= signed[:, None]) & (col < ln[:, None])
-    digit = g - np.uint8(48)
-    is_digit = digit < 10
-    syntax = (is_digit | ~inside).all(1) & (ln > signed)
-    digit[~(inside & is_digit)] = 0
-    power = (ln - 1)[:, None] - col
-    top = np.where(digit > 0, power, -1).max(1)
-    v = (digit * _POW10[np.clip(power, 0, 18)]).sum(1, dtype=np.uint64)
-    fits = (top < 19) & (v <= np.where(neg, 2**63, 2**63 - 1).astype(np.uint64))
-    values[short] = np.where(neg, np.uint64(0) - v, v).view(np.int64)
-    status[short] = np.where(~syntax, 1, np.where(fits, 0, 2))
-  for i in np.flatnonzero(lens > _LONG).tolist():
+  neg, signed = _sign(win, starts, lens)
+  k = lens - signed
+  fits = (k >= 1) & (k <= 19)
+  v, ok = _digit_run(win, starts + signed, np.where(fits, k, 0))
+  in_range = v <= np.where(neg, 2**63, 2**63 - 1).astype(np.uint64)
+  values = np.where(neg, np.uint64(0) - v, v).view(np.int64)
+  status = np.where(ok & fits, np.where(in_range, 0, 2), 1).astype(np.int8)
+  for i in np.flatnonzero(k > 19).tolist():  # leading zeros, or too big
     text = buf[starts[i]:starts[i] + lens[i]].tobytes()
     body = text[1:] if text[:1] in (b"+", b"-") else text
-    if not (body and body.isdigit() and body.isascii()):
+    if not (body.isdigit() and body.isascii()):
       status[i] = 1
     elif -2**63 <= int(text) < 2**63:
-      values[i] = int(text)
+      values[i], status[i] = int(text), 0
     else:
       status[i] = 2
   return values, status
 
 
-_DECIMAL = None  # compiled on first use: the C syntax of a finite decimal number
-
-
-def _python_float(text: bytes) -> tuple[float, int]:
-  """``(value, status)`` of one field read by Python's (correctly rounded) parser."""
-  import re
-  global _DECIMAL
-  if _DECIMAL is None:
-    _DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-  if _DECIMAL.fullmatch(text):
-    return float(text), 0
-  body = text.lstrip(b"+-")[:9].lower() if text[:1] in (b"+", b"-") and len(text) > 1 else (
-      text.lower())
-  if len(text) - len(body) <= 1 and body in (b"inf", b"infinity"):
-    return (-np.inf if text[:1] == b"-" else np.inf), 0
-  if len(text) - len(body) <= 1 and body == b"nan":
-    return np.nan, 2
-  return 0.0, 1
+def _decimal_value(m: np.ndarray, e: np.ndarray, neg: np.ndarray, slow_text) -> np.ndarray:
+  """``-+m * 10**e`` correctly rounded (``m`` < 10**19 uint64, ``e`` int64): Clinger's fast path
+  in doubles for ``m <= 2**53``, ``|e| <= 22`` (both factors exact, one rounding); x86's 80-bit
+  long double for ``|e| <= 27`` unless its result lies exactly halfway between two doubles
+  (then a second rounding could differ); Python's parser (``slow_text(i)``) for the rest."""
+  v = np.zeros(m.size)
+  zero = m == 0
+  fast = ~zero & (m <= 2**53) & (np.abs(e) <= 22)
+  mf, p = m.astype(np.float64), _POW10_F[np.clip(np.abs(e), 0, 22)]
+  v[fast] = np.where(e >= 0, mf * p, mf / p)[fast]
+  slow = ~zero & ~fast
+  if _EXTENDED and slow.any():
+    ext = np.flatnonzero(slow & (np.abs(e) <= 27))
+    ml, pl = m[ext].astype(np.longdouble), _POW10_L[np.abs(e[ext])]
+    q = np.where(e[ext] >= 0, ml * pl, ml / pl)
+    d = q.astype(np.float64)
+    r = np.abs(q - d.astype(np.longdouble))
+    half = np.spacing(d).astype(np.longdouble) / 2
+    exact = (r != half) & (r != half / 2)
+    v[ext[exact]] = d[exact]
+    slow[ext[exact]] = False
+  v = np.where(neg, -v, v)
+  for i in np.flatnonzero(slow).tolist():
+    v[i] = slow_text(i)
+  return v
 
 
 def _parse_floats(buf: np.ndarray, win: np.ndarray, starts: np.ndarray,
                   lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-  """float64 values of C-syntax decimal fields (see the module docstring), and a status per
-  field (0 ok, 1 not a number, 2 NaN). Exact: a field with at most 19 significant digits and a
-  decimal exponent within +-22 is ``M * 10**E`` or ``M / 10**-E`` in doubles (both exact, one
-  rounding; Clinger's fast path), within +-27 the same in x86's 80-bit long double unless the
-  result lies exactly halfway between two doubles; anything else goes to Python's parser."""
-  n = lens.size
-  values = np.zeros(n, np.float64)
-  status = np.zeros(n, np.int8)
-  short = np.flatnonzero(lens <= _LONG)
-  if short.size:
-    s, ln = starts[short], lens[short]
-    g = _field_bytes(win, s, ln, max(8, int(ln.max())))
-    w = g.shape[1]
-    col = np.arange(w)
-    inside = col < ln[:, None]
-    neg = g[:, 0] == 45
-    signed = neg | (g[:, 0] == 43)
-    digit = g - np.uint8(48)
-    is_digit = (digit < 10) & inside
-    is_dot = g == 46
-    is_e = ((g | 32) == 101) & inside
-    has_e = is_e.any(1)
-    epos = np.where(has_e, is_e.argmax(1), ln)
-    mant = inside & (col >= signed[:, None]) & (col < epos[:, None])
-    mdig = mant & is_digit
-    mdot = mant & is_dot
-    ndot = mdot.sum(1)
-    ok = ~(mant & ~is_digit & ~is_dot).any(1) & (ndot <= 1) & mdig.any(1)
-    rows = np.arange(short.size)
-    after_e = g[rows, np.minimum(epos + 1, w - 1)]
-    esigned = has_e & (epos + 1 < ln) & ((after_e == 43) | (after_e == 45))
-    edig = inside & (col > (epos + esigned)[:, None])
-    ok &= ~has_e | (~(edig & ~is_digit).any(1) & edig.any(1))
-    # M: the mantissa's digits as one integer; E: its decimal exponent.
-    right = np.cumsum(mdig[:, ::-1], axis=1, dtype=np.int16)[:, ::-1] - mdig
-    mdv = np.where(mdig, digit, 0)
-    top = np.where(mdv > 0, right, -1).max(1)
-    m = (mdv * _POW10[np.clip(right, 0, 18)]).sum(1, dtype=np.uint64)
-    dot = np.where(ndot > 0, mdot.argmax(1), epos)
-    nfrac = (mdig & (col > dot[:, None])).sum(1)
-    epow = (ln - 1)[:, None] - col
-    edv = np.where(edig, digit, 0)
-    etop = np.where(edv > 0, epow, -1).max(1)
-    x = (edv * _POW10_EXP[np.clip(epow, 0, 5)]).sum(1, dtype=np.int64)
-    e = np.where(esigned & (after_e == 45), -x, x) - nfrac
-    small = (top < 19) & (etop < 6)
-    zero = ok & (top < 0)
-    fast = ok & small & ~zero & (m <= 2**53) & (np.abs(e) <= 22)
-    v = np.zeros(short.size)
-    mf, p = m.astype(np.float64), _POW10_F[np.clip(np.abs(e), 0, 22)]
-    v[fast] = np.where(e >= 0, mf * p, mf / p)[fast]
-    slow = ok & ~zero & ~fast
-    if _EXTENDED and slow.any():
-      ext = np.flatnonzero(slow & small & (np.abs(e) <= 27))
-      ml, pl = m[ext].astype(np.longdouble), _POW10_L[np.abs(e[ext])]
-      q = np.where(e[ext] >= 0, ml * pl, ml / pl)
-      d = q.astype(np.float64)
-      r = np.abs(q - d.astype(np.longdouble))
-      half = np.spacing(d).astype(np.longdouble) / 2
-      exact = (r != half) & (r != half / 2)
-      v[ext[exact]] = d[exact]
-      slow[ext[exact]] = False
-    v = np.where(neg, -v, v)
-    for i in np.flatnonzero(slow).tolist():  # with their sign
-      v[i], _ = _python_float(buf[s[i]:s[i] + ln[i]].tobytes())
-    values[short] = v
-    st = np.where(ok, 0, 1).astype(np.int8)
-    for i in np.flatnonzero(~ok).tolist():  # inf, infinity, nan, or not a number
-      v_i, st[i] = _python_float(buf[s[i]:s[i] + ln[i]].tobytes())
-      values[short[i]] = v_i
-    status[short] = st
-  for i in np.flatnonzero(lens > _LONG).tolist():
-    values[i], status[i] = _python_float(buf[starts[i]:starts[i] + lens[i]].tobytes())
+  """float64 values of C-syntax numbers (see the module docstring) and a status per field (0
+  ok, 1 not a number, 2 NaN). Fields of at most 8 bytes after the sign with at most one dot
+  (``0.850620``, ``-12.5``, ``17``) take one 8-byte word: the dot found by the borrow trick,
+  the bytes after it shifted down over it, the digits read at once (:func:`_eight_digits`),
+  ``M / 10**digits after the dot`` (exact: Clinger). Other decimals ``[+-]I[.F][e[+-]X]``,
+  ``I`` and ``F`` up to 19 digits together and ``X`` up to 5, read each part so
+  (:func:`_decimal_parts`); ``inf``, ``infinity`` and ``nan`` (any case) by comparing words;
+  anything else (more digits, longer exponents, not a number) one by one by
+  :func:`_python_float`."""
+  neg, signed = _sign(win, starts, lens)
+  s, n = starts + signed, lens - signed
+  values = np.zeros(lens.size)
+  ok = (n >= 1) & (n <= 8)
+  w = win[s] & _MASK[np.clip(n, 0, 8)]
+  x = w ^ _W_DOT
+  z = (x - _W_ONES) & ~x & _W_HIGH & _MASK[np.clip(n, 0, 8)]
+  has_dot = z != 0
+  dot = np.where(has_dot, (np.frexp((z & (~z + np.uint64(1))).astype(np.float64))[1] - 8) // 8,
+                 n).astype(np.int64)
+  low = _MASK[np.clip(dot, 0, 8)]
+  digits = np.where(has_dot, (w & low) | ((w >> np.uint64(8)) & ~low), w)
+  k = np.where(has_dot, n - 1, n)
+  m, good = _eight_digits(digits, np.clip(k, 0, 8))
+  ok &= good & (k >= 1)
+  nf = np.where(has_dot, n - 1 - dot, 0)
+  v = m.astype(np.float64) / _POW10_F[np.clip(nf, 0, 8)]
+  values[ok] = np.where(neg, -v, v)[ok]
+  status = np.zeros(lens.size, np.int8)
+  rest = np.flatnonzero(~ok)
+  if rest.size:
+    values[rest], status[rest] = _decimal_parts(buf, win, starts[rest], lens[rest], neg[rest],
+                                                s[rest], n[rest])
   return values, status
 
 
-_KEYS = ("q_start", "q_len", "q_hash", "d_start", "d_len", "d_hash", "int", "float")
+def _decimal_parts(buf: np.ndarray, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+                   neg: np.ndarray, s: np.ndarray, n: np.ndarray) -> tuple[np.ndarray,
+                                                                           np.ndarray]:
+  """:func:`_parse_floats` for the fields its one-word path left (``s``, ``n``: after the
+  sign): the integer, fraction and exponent digits found and read separately."""
+  epos = _first_byte(win, s, n, _W_E, fold=True)
+  dot = _first_byte(win, s, epos, _W_DOT)
+  has_dot, has_e = dot < epos, epos < n
+  ni, nf = dot, np.where(has_dot, epos - dot - 1, 0)
+  es = s + epos + 1
+  eneg, esigned = _sign(win, es, np.where(has_e, n - epos - 1, 0))
+  ek = np.where(has_e, n - epos - 1 - esigned, 0)
+  ok = (ni + nf >= 1) & (ni <= 19) & (nf <= 19) & (~has_e | ((ek >= 1) & (ek <= 5)))
+  vi, oki = _digit_run(win, s, np.where(ok, ni, 0))
+  vf, okf = _digit_run(win, s + dot + 1, np.where(ok, nf, 0))
+  vx, okx = _digit_run(win, es + esigned, np.where(ok, ek, 0))
+  ok &= oki & okf & okx & ((ni + nf <= 19) | (vi == 0))  # M below 10**19
+  nf = np.where(ok, nf, 0)
+  x = vx.astype(np.int64)
+  e = np.where(eneg, -x, x) - nf
+  m = np.where(ok, vi * _POW10[nf] + vf, 0)
+  values = _decimal_value(m, np.where(ok, e, 0), neg, lambda i: float(
+      buf[starts[i]:starts[i] + lens[i]].tobytes()))
+  status = np.zeros(lens.size, np.int8)
+  rest = np.flatnonzero(~ok)
+  if rest.size:
+    word = (win[s[rest]] | _W_CASE) & _MASK[np.clip(n[rest], 0, 8)]
+    inf = ((n[rest] == 3) & (word == _W_INF)) | ((n[rest] == 8) & (word == _W_INFINITY))
+    nan = (n[rest] == 3) & (word == _W_NAN)
+    values[rest[inf]] = np.where(neg[rest[inf]], -np.inf, np.inf)
+    status[rest[nan]] = 2
+    for i in rest[~inf & ~nan].tolist():  # longer numbers, or not numbers: one by one
+      values[i], status[i] = _python_float(buf[starts[i]:starts[i] + lens[i]].tobytes())
+  return values, status
+
+
+_DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # C's syntax
+
+
+def _python_float(text: bytes) -> tuple[float, int]:
+  """``(value, status)`` of one field (status 0 ok, 1 not a number, 2 NaN), read by Python's
+  correctly rounded parser once the field is known to be in C's syntax."""
+  if _DECIMAL.fullmatch(text):
+    return float(text), 0
+  signed = text[:1] in (b"+", b"-")
+  body = (text[1:] if signed else text).lower()
+  if body in (b"inf", b"infinity"):
+    return (-np.inf if text[:1] == b"-" else np.inf), 0
+  return (np.nan, 2) if body == b"nan" else (0.0, 1)
 
 
 def _pythonic(text: str, integer: bool) -> bool:
@@ -948,23 +1126,78 @@ def _pythonic(text: str, integer: bool) -> bool:
   return True
 
 
-def _parse_block(buf: np.ndarray, win: np.ndarray, lo: int, hi: int, fmt: _Format, name: str,
-                 line0: int) -> tuple[dict[str, np.ndarray], int]:
-  """The data lines of ``buf[lo:hi]`` (whole lines; ``line0`` lines come before it) as columns,
-  and the number of line ends in it. Raises :class:`TrecFormatError` for its first bad line."""
+def _regular_fields(c: np.ndarray, eol: np.ndarray, nlines: int,
+                    nf: int) -> tuple[np.ndarray, np.ndarray] | None:
+  """Field bounds ``[lines, nf]`` (starts, ends; relative to the block) when every line of the
+  block is ``nf`` non-empty fields joined by single spaces with an LF at its end (the common
+  file: the caller checked that no byte below 32 but LF occurs), else None."""
+  sp = np.flatnonzero(c == 32)
+  if not nlines or sp.size != (nf - 1) * nlines:
+    return None
+  sp = sp.reshape(nlines, nf - 1)
+  line_end = np.empty(nlines, np.int64)
+  line_end[:eol.size] = eol[:nlines]
+  line_end[eol.size:] = c.size  # a last line without LF (end of the data)
+  line_start = np.zeros(nlines, np.int64)
+  line_start[1:] = line_end[:-1] + 1
+  if not ((sp[:, 0] > line_start).all() and (sp[:, -1] + 1 < line_end).all() and
+          (np.diff(sp, axis=1) > 1).all() and (c[line_start] != 35).all()):
+    return None
+  starts, ends = np.empty((nlines, nf), np.int64), np.empty((nlines, nf), np.int64)
+  starts[:, 0], starts[:, 1:] = line_start, sp + 1
+  ends[:, :-1], ends[:, -1] = sp, line_end
+  return starts, ends
+
+
+class _Block:
+  """The data lines of one block: per row the query and document ids (start, length, hash in
+  the buffer), the integer and float columns and the line (0-based, in the block); and the
+  number of line ends in the block."""
+
+  __slots__ = ("buf", "win", "n", "lines", "q_start", "q_len", "q_hash", "d_start", "d_len",
+               "d_hash", "ints", "floats", "nlines")
+
+  def tag(self, row: int) -> str:
+    """The run tag (6th field) of row ``row``'s line."""
+    start = stop = int(self.q_start[row])
+    while True:
+      c = self.buf[stop:stop + 4096]
+      ends = np.flatnonzero((c == 10) | (c == 13) | (c == 0))
+      if ends.size or c.size < 4096:
+        stop += int(ends[0]) if ends.size else c.size
+        return self.buf[start:stop].tobytes().split()[5].decode()
+      stop += c.size
+
+
+def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: _Format, name: str,
+                 line0: int) -> _Block:
+  """Splits the whole lines ``buf[lo:hi]`` (``line0`` lines before them) into a :class:`_Block`.
+  Raises :class:`TrecFormatError` for the block's first bad line (encoding problems first
+  within a line).
+
+  A block of regular lines (single spaces, LF, a fixed number of fields) is split by the
+  positions of its spaces (:func:`_regular_fields`); any other by the edges of its whitespace
+  runs. Both give the same fields."""
+  win = _windows(buf)
   c = buf[lo:hi]
-  eol_mask = _line_ends(c, int(buf[hi]))
+  need = 5 if fmt.float_field is not None else 4  # fields used: qid, -, docid, int, float
+  simple = int(np.count_nonzero(c < 32))
+  eol_mask = c == 10
   eol = np.flatnonzero(eol_mask)
+  nlines = eol.size + int(c.size > 0 and c[-1] != 10)
+  regular = None
+  if simple == eol.size:  # no byte below 32 but LF: no CR, tab, \v, \f, NUL
+    regular = _regular_fields(c, eol, nlines, fmt.max or fmt.min)
   errors: list[tuple[int, int, str]] = []  # (line index in the block, priority, message)
+  if regular is None and simple != eol.size:
+    eol_mask = _line_ends(c, int(buf[hi]))
+    eol = np.flatnonzero(eol_mask)
+    nlines = eol.size + int(c.size > 0 and not eol_mask[-1])
 
   def line_col(p: int) -> tuple[int, int]:
     at = int(np.searchsorted(eol, p))
     return at, p - (int(eol[at - 1]) + 1 if at else 0) + 1
 
-  if not c.all():
-    at, col = line_col(int(np.argmin(c)))
-    errors.append((at, 0, f"NUL byte at column {col}; a TREC file is text and ids cannot hold "
-                          "NUL"))
   if c.size and c.max() >= 128:
     try:
       codecs.utf_8_decode(c.data, "strict", True)
@@ -972,34 +1205,39 @@ def _parse_block(buf: np.ndarray, win: np.ndarray, lo: int, hi: int, fmt: _Forma
       at, col = line_col(e.start)
       errors.append((at, 0, f"invalid UTF-8 (byte 0x{int(c[e.start]):02x} at column {col}); "
                             "TREC files are read as UTF-8"))
-  ws = (c == 32) | ((c - np.uint8(9)) <= np.uint8(4))  # space, \t, \n, \v, \f, \r
-  edges = np.flatnonzero(np.diff(ws.view(np.int8), prepend=np.int8(1), append=np.int8(1)))
-  starts, ends = edges[0::2], edges[1::2]
-  nlines = eol.size + int(c.size > 0 and not eol_mask[-1])
-  line_starts = np.zeros(nlines, np.int64)
-  line_starts[1:] = eol[:nlines - 1] + 1
-  first = np.searchsorted(starts, line_starts)
-  count = np.diff(first, append=starts.size)
-  lines = np.flatnonzero(count)
-  lines = lines[c[starts[first[lines]]] != 35]  # '#': a comment line
-  count = count[lines]
-  bad = (count < fmt.min) if fmt.max is None else (count != fmt.max)
-  if bad.any():
-    i = int(np.argmax(bad))
-    want = f"at least {fmt.min}" if fmt.max is None else f"{fmt.max}"
-    errors.append((int(lines[i]), 1, f"expected {want} whitespace-separated fields, got "
-                                     f"{int(count[i])}"))
-    lines = lines[~bad]
-  tok = first[lines]
-  out: dict[str, np.ndarray] = {}
-  for key, field in (("q", 0), ("d", 2)):
-    s = starts[tok + field] + lo
-    n = (ends[tok + field] + lo - s).astype(np.int32)
-    out[key + "_start"], out[key + "_len"], out[key + "_hash"] = s, n, _hash_ids(win, s, n)
+  if regular is not None:
+    starts, ends = regular
+    starts, ends = starts[:, :need] + lo, ends[:, :need] + lo
+    lines = np.arange(nlines)
+  else:
+    if not c.all():
+      at, col = line_col(int(np.argmin(c)))
+      errors.append((at, 0, f"NUL byte at column {col}; a TREC file is text and ids cannot "
+                            "hold NUL"))
+    ws = (c == 32) | ((c - np.uint8(9)) <= np.uint8(4))  # space, \t, \n, \v, \f, \r
+    edges = np.flatnonzero(np.diff(ws.view(np.int8), prepend=np.int8(1), append=np.int8(1)))
+    t_starts, t_ends = edges[0::2] + lo, edges[1::2] + lo
+    line_starts = np.zeros(nlines, np.int64)
+    line_starts[1:] = eol[:nlines - 1] + (lo + 1)
+    line_starts[0] = lo
+    first = np.searchsorted(t_starts, line_starts)
+    count = np.diff(first, append=t_starts.size)
+    lines = np.flatnonzero(count)
+    lines = lines[buf[t_starts[first[lines]]] != 35]  # '#': a comment line
+    count = count[lines]
+    bad = (count < fmt.min) if fmt.max is None else (count != fmt.max)
+    if bad.any():
+      i = int(np.argmax(bad))
+      want = f"at least {fmt.min}" if fmt.max is None else f"{fmt.max}"
+      errors.append((int(lines[i]), 1, f"expected {want} whitespace-separated fields, got "
+                                       f"{int(count[i])}"))
+      lines = lines[~bad]
+    tok = first[lines][:, None] + np.arange(need)
+    starts, ends = t_starts[tok], t_ends[tok]
 
   def number(field: int, parse, what: str, messages: dict[int, str]) -> np.ndarray:
-    s = starts[tok + field] + lo
-    n = (ends[tok + field] + lo - s).astype(np.int64)
+    s = starts[:, field]
+    n = ends[:, field] - s
     values, status = parse(buf, win, s, n)
     if status.any():
       i = int(np.flatnonzero(status)[0])
@@ -1011,81 +1249,118 @@ def _parse_block(buf: np.ndarray, win: np.ndarray, lo: int, hi: int, fmt: _Forma
                       "")))
     return values
 
-  out["int"] = number(3, _parse_ints, fmt.int_name,
-                      {1: "must be an integer", 2: f"must be an integer {INT64_RANGE}",
-                       3: "must be an integer in C syntax ([+-]digits)"})
-  if fmt.float_field is not None:
-    out["float"] = number(fmt.float_field, _parse_floats, _SCORE, {
-        1: "must be a number", 2: "must be a number",
-        3: "must be a number in C syntax ([+-]digits[.digits][e[+-]digits], or inf)"})
+  ints = number(3, _parse_ints, fmt.int_name,
+                {1: "must be an integer", 2: f"must be an integer {INT64_RANGE}",
+                 3: "must be an integer in C syntax ([+-]digits)"})
+  floats = None if fmt.float_field is None else number(fmt.float_field, _parse_floats, _SCORE, {
+      1: "must be a number", 2: "must be a number",
+      3: "must be a number in C syntax ([+-]digits[.digits][e[+-]digits], or inf)"})
   if errors:
     at, _, message = min(errors)
     raise TrecFormatError(f"{name}:{line0 + at + 1}: {message}")
-  return out, int(eol.size)
+  b = _Block()
+  b.buf, b.win, b.n, b.lines, b.nlines = buf, win, lines.size, lines, int(eol.size)
+  b.ints, b.floats = ints, floats
+  for key, field in (("q", 0), ("d", 2)):
+    s, n = starts[:, field], ends[:, field] - starts[:, field]
+    setattr(b, key + "_start", s)
+    setattr(b, key + "_len", n)
+    setattr(b, key + "_hash", _hash_ids(win, s, n))
+  return b
 
 
-class _Rows:
-  """The data lines of a buffer, parsed: per row the query and document ids (start, length,
-  hash in the buffer), the integer column and the float column (runs)."""
+class _Builder:
+  """The rows of a run or qrels being read (appended a block, or part of one, at a time): codes
+  into two :class:`_Vocab` s, and the integer and float columns."""
 
-  def __init__(self, buf: np.ndarray, parts: list[dict[str, np.ndarray]], fmt: _Format) -> None:
-    self.buf = buf
-    empty = {"q_start": np.int64, "q_len": np.int32, "q_hash": np.uint64, "d_start": np.int64,
-             "d_len": np.int32, "d_hash": np.uint64, "int": np.int64, "float": np.float64}
-    for key in _KEYS:
-      if key == "float" and fmt.float_field is None:
-        continue
-      arrays = [p[key] for p in parts]
-      setattr(self, key, np.concatenate(arrays) if arrays else np.zeros(0, empty[key]))
+  def __init__(self, fmt: _Format, rows: int, *, lines: bool = False) -> None:
+    self.fmt, self.rows = fmt, rows
+    self.q, self.d = _Vocab(1024), None
+    self.q_codes, self.d_codes = _Column(np.int32, rows), _Column(np.int32, rows)
+    self.ints = _Column(np.int64, rows)
+    self.floats = _Column(np.float64, rows) if fmt.float_field is not None else None
+    self.lines = _Column(np.int64, rows) if lines else None
+    self.tag, self.last_q = "jaxrank", None  # the last row's tag and query hash
 
   def __len__(self) -> int:
-    return int(self.q_start.size)
+    return self.q_codes.n
 
-  def line_of(self, row: int) -> bytes:
-    """The text of the line holding row ``row`` (from its query id to the line's end)."""
-    start, end = int(self.q_start[row]), self.buf.size - _PAD
-    stop = start
-    while stop < end:
-      nxt = min(end, stop + 4096)
-      hit = np.flatnonzero((self.buf[stop:nxt] == 10) | (self.buf[stop:nxt] == 13))
-      if hit.size:
-        return self.buf[start:stop + int(hit[0])].tobytes()
-      stop = nxt
-    return self.buf[start:end].tobytes()
+  def add(self, b: _Block, lo: int, hi: int, line0: int, expected_docs: int) -> None:
+    """Appends rows ``lo:hi`` of block ``b`` (which starts after ``line0`` lines)."""
+    if hi <= lo:
+      return
+    if self.d is None:
+      self.d = _Vocab(expected_docs)
+    if self.q_codes.n + hi - lo > 2**31 - 1:
+      raise ValueError("more than 2**31 - 1 lines: not supported")
+    s, n, h = b.q_start[lo:hi], b.q_len[lo:hi], b.q_hash[lo:hi]
+    same = np.flatnonzero(h[1:] == h[:-1]) + 1  # a query's lines come together: streaks
+    if same.size:
+      _check_equal(b.win, s[same], n[same], b.win, s[same - 1], n[same - 1])
+      head = np.ones(h.size, bool)
+      head[same] = False
+      heads = np.flatnonzero(head)
+      codes = self.q.add(b.buf, b.win, s[heads], n[heads], h[heads])[np.cumsum(head) - 1]
+    else:
+      codes = self.q.add(b.buf, b.win, s, n, h)
+    self.q_codes.append(codes)
+    self.d_codes.append(self.d.add(b.buf, b.win, b.d_start[lo:hi], b.d_len[lo:hi],
+                                   b.d_hash[lo:hi]))
+    self.ints.append(b.ints[lo:hi])
+    if self.floats is not None:
+      self.floats.append(b.floats[lo:hi])
+      self.tag = b.tag(hi - 1)
+    if self.lines is not None:
+      self.lines.append(b.lines[lo:hi] + line0)
+    self.last_q = h[-1]
 
-  def ids(self, key: str, lo: int, hi: int) -> tuple[np.ndarray, Ids]:
-    """Codes and vocabulary of the query (``key="q"``) or document ids of rows ``lo:hi``."""
-    rows = slice(lo, hi)
-    return _factorize(self.buf, getattr(self, key + "_start")[rows],
-                      getattr(self, key + "_len")[rows], getattr(self, key + "_hash")[rows])
+  def _vocab(self, key: str) -> Ids:
+    vocab = getattr(self, key)
+    return vocab.ids() if vocab is not None else Ids.from_strings([])[0]
+
+  def run(self) -> Run:
+    return Run(qid_codes=self.q_codes.view(), qid_vocab=self._vocab("q"),
+               docid_codes=self.d_codes.view(), docid_vocab=self._vocab("d"),
+               score=self.floats.view(), rank=self.ints.view(), tag=self.tag)
+
+  def qrels(self) -> Qrels:
+    return Qrels(qid_codes=self.q_codes.view(), qid_vocab=self._vocab("q"),
+                 docid_codes=self.d_codes.view(), docid_vocab=self._vocab("d"),
+                 rel=self.ints.view())
 
 
-def _parse(buf: np.ndarray, begin: int, end: int, name: str, fmt: _Format,
-           line0: int = 0) -> _Rows:
-  """Every data line of ``buf[begin:end]``, one block of whole lines at a time."""
-  win = _windows(buf)
-  parts, lo, line = [], begin, line0
-  while lo < end:
-    hi = _block_end(buf, lo, min(lo + _BLOCK, end), end)
-    part, nlines = _parse_block(buf, win, lo, hi, fmt, name, line)
-    parts.append(part)
-    lo, line = hi, line + nlines
-  return _Rows(buf, parts, fmt)
+def _size_of(f: Any) -> int | None:
+  try:
+    return os.fstat(f.fileno()).st_size if f.seekable() and not hasattr(f, "mtime") else None
+  except (OSError, AttributeError, ValueError):
+    return None
 
 
-def _run_of(rows: _Rows, lo: int, hi: int) -> Run:
-  qc, qv = rows.ids("q", lo, hi)
-  dc, dv = rows.ids("d", lo, hi)
-  tag = rows.line_of(hi - 1).split()[5].decode() if hi > lo else "jaxrank"
-  return Run(qid_codes=qc, qid_vocab=qv, docid_codes=dc, docid_vocab=dv,
-             score=rows.float[lo:hi], rank=rows.int[lo:hi], tag=tag)
+def _read(path: PathLike | bytes, name: str | None, fmt: _Format) -> _Builder:
+  f, name, close = _open(path, name)
+  try:
+    size = _size_of(f)
+    if size is None and isinstance(f, BytesIO):
+      size = len(f.getbuffer())
+    rows = (size + 1) // (2 * fmt.min) + 1 if size is not None else 1 << 20  # an upper bound
+    builder, line = _Builder(fmt, rows), 0
+    for buf, lo, hi in _blocks(f, name):
+      b = _split_block(buf, lo, hi, fmt, name, line)
+      expected = rows if size is None else max(1024, int(b.n * size / max(hi - lo, 1) * 1.1))
+      builder.add(b, 0, b.n, line, min(expected, rows))
+      line += b.nlines
+    return builder
+  finally:
+    if close is not None:
+      close()
 
 
 def read_run(path: PathLike | bytes, *, name: str | None = None) -> Run:
   """Reads a TREC run file ``qid Q0 docid rank score tag [ignored ...]``.
 
   The format rules (separators, line ends, UTF-8, C number syntax) are in the module
-  docstring; gzip content is decompressed, ``"-"`` reads standard input.
+  docstring; gzip content is decompressed, ``"-"`` reads standard input. Reads a block of
+  about a megabyte at a time: memory holds the result, not the file.
 
   Args:
     path: a file path, ``"-"``, or the file's content as bytes.
@@ -1100,9 +1375,7 @@ def read_run(path: PathLike | bytes, *, name: str | None = None) -> Run:
     >>> run.docid_vocab.tolist(), run.docid_codes.tolist(), run.score.tolist(), run.tag
     (['d#1', 'd2'], [0, 1], [2.5, 1.5], 'bm25')
   """
-  buf, begin, end, name = _load(path, name)
-  rows = _parse(buf, begin, end, name, _RUN)
-  return _run_of(rows, 0, len(rows))
+  return _read(path, name, _RUN).run()
 
 
 def read_qrels(path: PathLike | bytes, *, name: str | None = None) -> Qrels:
@@ -1116,122 +1389,29 @@ def read_qrels(path: PathLike | bytes, *, name: str | None = None) -> Qrels:
     >>> qrels.docid_vocab.tolist(), qrels.rel.tolist()
     (['d1', 'd2'], [2, 0])
   """
-  buf, begin, end, name = _load(path, name)
-  rows = _parse(buf, begin, end, name, _QRELS)
-  qc, qv = rows.ids("q", 0, len(rows))
-  dc, dv = rows.ids("d", 0, len(rows))
-  return Qrels(qid_codes=qc, qid_vocab=qv, docid_codes=dc, docid_vocab=dv, rel=rows.int)
-
-
-def _pieces(path: PathLike | bytes, name: str | None,
-            size: int = 1 << 24) -> tuple[Iterator[bytes], str]:
-  """The content in pieces of about ``size`` bytes (gzip decompressed, a leading BOM removed),
-  and the name for messages. The file is opened now (so a missing one fails at once)."""
-  close = None
-  if isinstance(path, (bytes, bytearray, memoryview)):
-    name = name or "<bytes>"
-    data = bytes(path)
-    read = iter([data[i:i + size] for i in range(0, len(data), size)]).__next__
-  else:
-    path = os.fspath(path)
-    name = name or _NAMES.get(path, path)
-    try:
-      f = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115 - closed below
-    except OSError as e:
-      raise FileNotFoundError(f"cannot read {path}: {e.strerror}") from None
-    close = None if path == "-" else f.close
-
-    def read() -> bytes:
-      piece = f.read(size)
-      if not piece:
-        raise StopIteration
-      return piece
-
-  def raw() -> Iterator[bytes]:
-    try:
-      while True:
-        try:
-          yield read()
-        except StopIteration:
-          return
-    finally:
-      if close is not None:
-        close()
-
-  def decoded() -> Iterator[bytes]:
-    source = raw()
-    first = b""
-    for piece in source:
-      first += piece
-      if len(first) >= 3:
-        break
-    stream = chain([first], source)
-    if first[:2] == b"\x1f\x8b":
-      stream = _gunzip(stream, name)
-      first = b""
-      for piece in stream:
-        first += piece
-        if len(first) >= 3:
-          break
-      stream = chain([first], stream)
-    head = next(stream, b"")
-    if head.startswith(codecs.BOM_UTF8):
-      head = head[3:]
-    yield head
-    yield from stream
-
-  return decoded(), name
-
-
-def _gunzip(stream: Iterable[bytes], name: str) -> Iterator[bytes]:
-  """gzip members one after another, decompressed as they come (as ``gzip -d`` reads them)."""
-  d = None
-  for raw in stream:
-    while raw:
-      if d is None:
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-      try:
-        out = d.decompress(raw)
-      except zlib.error as e:
-        raise TrecFormatError(f"{name}:1: not a readable gzip file ({e})") from None
-      if out:
-        yield out
-      raw, d = (d.unused_data, None) if d.eof else (b"", d)
-  if d is not None:
-    raise TrecFormatError(f"{name}:1: the gzip data ends early (a truncated file?)")
-
-
-def _last_line_end(buf: np.ndarray, n: int) -> int:
-  """The end of the last whole line in ``buf[:n]`` (0 if none). A CR at ``n - 1`` does not
-  count: its LF may be in the next piece."""
-  w = n - 1 if n and buf[n - 1] == 13 else n
-  while w > 0:
-    lo = max(0, w - 65536)
-    ends = np.flatnonzero(_line_ends(buf[lo:w], int(buf[w])))
-    if ends.size:
-      return lo + int(ends[-1]) + 1
-    w = lo
-  return 0
+  return _read(path, name, _QRELS).qrels()
 
 
 def iter_run_chunks(path: PathLike | bytes, *, max_lines: int = 1_000_000,
                     name: str | None = None) -> Iterator[Run]:
   """Reads a run a few whole queries at a time, for runs bigger than memory.
 
-  Each :class:`Run` yielded holds whole queries (all their lines), at most ``max_lines`` data
-  lines unless one query alone has more (then it comes alone), in file order. Its codes and
-  vocabularies are its own (a document's code differs between chunks); its ``tag`` is the tag
-  of its last line, so the last chunk's is the file's ``runid``. Memory stays within a few
-  times ``max_lines`` lines, whatever the file's size; gzip and ``"-"`` work as in
-  :func:`read_run`. A query's lines must come together: a query id that comes back after its
-  chunk was yielded raises :class:`TrecFormatError` naming the line (sort the file by query,
-  or use :func:`read_run`). Errors in the file are raised when the reading reaches them.
+  Each :class:`Run` yielded holds whole queries, in file order: once a chunk has
+  ``max_lines`` data lines it ends where the query id next changes, so a chunk has
+  ``max_lines`` lines plus the rest of the query in progress (the last chunk may have fewer).
+  Its codes and vocabularies are its own (a document's code differs between chunks); its
+  ``tag`` is the tag of its last line, so the last chunk's is the file's ``runid``. Memory
+  stays within the chunk being read, whatever the file's size; gzip and ``"-"`` work as in
+  :func:`read_run`, and the file is read once, a block at a time. A query's lines must come
+  together: a query id that comes back after its chunk was yielded raises
+  :class:`TrecFormatError` naming the line (sort the file by query, or use :func:`read_run`).
+  Errors in the file are raised when the reading reaches them.
 
   Example:
     >>> from jaxrank import io
     >>> text = b"a Q0 x 1 3 t\\na Q0 y 2 2 t\\nb Q0 x 1 1 t\\nc Q0 z 1 1 u\\n"
-    >>> [(r.qid_vocab.tolist(), len(r), r.tag) for r in io.iter_run_chunks(text, max_lines=2)]
-    [(['a'], 2, 't'), (['b', 'c'], 2, 'u')]
+    >>> [(r.qid_vocab.tolist(), len(r), r.tag) for r in io.iter_run_chunks(text, max_lines=1)]
+    [(['a'], 2, 't'), (['b'], 1, 't'), (['c'], 1, 'u')]
     >>> list(io.iter_run_chunks(b"a Q0 x 1 3 t\\nb Q0 x 1 1 t\\na Q0 y 2 2 t\\n", max_lines=1))
     Traceback (most recent call last):
     ...
@@ -1241,58 +1421,52 @@ def iter_run_chunks(path: PathLike | bytes, *, max_lines: int = 1_000_000,
   if isinstance(max_lines, bool) or not isinstance(max_lines, (int, np.integer)) or (
       max_lines < 1):
     raise ValueError(f"max_lines must be a positive integer, got {max_lines!r}")
-  pieces, name = _pieces(path, name)
-  return _chunks(pieces, name, int(max_lines))
+  f, name, close = _open(path, name)
+  return _chunks(f, name, close, int(max_lines))
 
 
-def _count_ends(data: bytes | bytearray) -> int:
-  return data.count(b"\n") or data.count(b"\r")
+def _chunks(f: Any, name: str, close: Any, max_lines: int) -> Iterator[Run]:
+  seen: set[str] = set()
 
+  def emit(builder: _Builder) -> Run:
+    run = builder.run()
+    qids = run.qid_vocab.tolist()
+    again = seen.intersection(qids)
+    if again:
+      codes = [i for i, q in enumerate(qids) if q in again]
+      row = int(np.flatnonzero(np.isin(run.qid_codes, codes))[0])
+      raise TrecFormatError(
+          f"{name}:{int(builder.lines.a[row]) + 1}: query {qids[run.qid_codes[row]]!r} appears "
+          "again after its chunk was passed on (iter_run_chunks needs each query's lines "
+          "together: sort the file by query, or use read_run)")
+    seen.update(qids)
+    return run
 
-def _chunks(pieces: Iterator[bytes], name: str, max_lines: int) -> Iterator[Run]:
-  pending, line0, want, eof, seen = bytearray(), 0, max_lines, False, set()
-  ends = 0
-  while True:
-    while not eof and ends <= want:
-      piece = next(pieces, None)
-      if piece is None:
-        eof = True
-      else:
-        pending += piece
-        ends += _count_ends(piece)
-    buf = _padded(pending)
-    rows = _parse(buf, 0, len(pending) if eof else _last_line_end(buf, len(pending)), name,
-                  _RUN, line0)
-    n = len(rows)
-    if eof:
-      cut = n
-    else:
-      change = np.flatnonzero(rows.q_hash[1:] != rows.q_hash[:-1]) + 1
-      fit = change[change <= max_lines]
-      cut = int(fit[-1]) if fit.size else int(change[0]) if change.size else 0
-    if cut:
-      run = _run_of(rows, 0, cut)
-      qids = run.qid_vocab.tolist()
-      again = seen.intersection(qids)
-      if again:
-        codes = [i for i, q in enumerate(qids) if q in again]
-        row = int(np.flatnonzero(np.isin(run.qid_codes, codes))[0])
-        line = line0 + _count_lines(buf, 0, int(rows.q_start[row])) + 1
-        raise TrecFormatError(
-            f"{name}:{line}: query {qids[run.qid_codes[row]]!r} appears again after its chunk "
-            "was passed on (iter_run_chunks needs each query's lines together: sort the file "
-            "by query, or use read_run)")
-      seen.update(qids)
-      yield run
-    if eof:
-      return
-    if not cut:  # one query so far: read on
-      want *= 2
-      continue
-    pos = int(rows.q_start[cut])
-    line0 += _count_lines(buf, 0, pos)
-    del pending[:pos]
-    ends, want = _count_ends(pending), max_lines
+  try:
+    builder, line, hint = _Builder(_RUN, max_lines + 1024, lines=True), 0, max_lines
+    for buf, lo, hi in _blocks(f, name):
+      b = _split_block(buf, lo, hi, _RUN, name, line)
+      pos = 0
+      while pos < b.n:
+        if len(builder) < max_lines:  # fill up to max_lines
+          take = min(b.n, pos + max_lines - len(builder))
+          builder.add(b, pos, take, line, hint)
+          pos = take
+          continue
+        h = b.q_hash[pos:]  # then on to the end of the query in progress
+        change = np.flatnonzero(h != np.r_[builder.last_q, h[:-1]])
+        cut = pos + int(change[0]) if change.size else b.n
+        builder.add(b, pos, cut, line, hint)
+        pos = cut
+        if change.size:
+          yield emit(builder)
+          builder = _Builder(_RUN, max_lines + 1024, lines=True)
+      line += b.nlines
+    if len(builder):
+      yield emit(builder)
+  finally:
+    if close is not None:
+      close()
 
 
 # ----------------------------------------------------------------------------------------------
