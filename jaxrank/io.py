@@ -1126,13 +1126,14 @@ def _pythonic(text: str, integer: bool) -> bool:
   return True
 
 
-def _regular_fields(c: np.ndarray, eol: np.ndarray, nlines: int,
-                    nf: int) -> tuple[np.ndarray, np.ndarray] | None:
-  """Field bounds ``[lines, nf]`` (starts, ends; relative to the block) when every line of the
-  block is ``nf`` non-empty fields joined by single spaces with an LF at its end (the common
-  file: the caller checked that no byte below 32 but LF occurs), else None."""
+def _regular_fields(c: np.ndarray, eol: np.ndarray, nlines: int, nf: int,
+                    lo: int) -> tuple[list, list] | None:
+  """Field bounds (lists of start and end arrays, one per field, in the buffer) when every line
+  of the block ``c`` (at ``lo``) is ``nf`` non-empty fields joined by single spaces with an LF
+  at its end (the common file: the caller checked that no byte below 32 but LF occurs), else
+  None."""
   sp = np.flatnonzero(c == 32)
-  if not nlines or sp.size != (nf - 1) * nlines:
+  if not nlines or sp.size != (nf - 1) * nlines or (np.diff(sp) < 2).any():
     return None
   sp = sp.reshape(nlines, nf - 1)
   line_end = np.empty(nlines, np.int64)
@@ -1141,11 +1142,10 @@ def _regular_fields(c: np.ndarray, eol: np.ndarray, nlines: int,
   line_start = np.zeros(nlines, np.int64)
   line_start[1:] = line_end[:-1] + 1
   if not ((sp[:, 0] > line_start).all() and (sp[:, -1] + 1 < line_end).all() and
-          (np.diff(sp, axis=1) > 1).all() and (c[line_start] != 35).all()):
+          (c[line_start] != 35).all()):
     return None
-  starts, ends = np.empty((nlines, nf), np.int64), np.empty((nlines, nf), np.int64)
-  starts[:, 0], starts[:, 1:] = line_start, sp + 1
-  ends[:, :-1], ends[:, -1] = sp, line_end
+  starts = [line_start + lo] + [sp[:, j] + (lo + 1) for j in range(nf - 1)]
+  ends = [sp[:, j] + lo for j in range(nf - 1)] + [line_end + lo]
   return starts, ends
 
 
@@ -1187,7 +1187,7 @@ def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: _Format, name: str,
   nlines = eol.size + int(c.size > 0 and c[-1] != 10)
   regular = None
   if simple == eol.size:  # no byte below 32 but LF: no CR, tab, \v, \f, NUL
-    regular = _regular_fields(c, eol, nlines, fmt.max or fmt.min)
+    regular = _regular_fields(c, eol, nlines, fmt.max or fmt.min, lo)
   errors: list[tuple[int, int, str]] = []  # (line index in the block, priority, message)
   if regular is None and simple != eol.size:
     eol_mask = _line_ends(c, int(buf[hi]))
@@ -1207,7 +1207,6 @@ def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: _Format, name: str,
                             "TREC files are read as UTF-8"))
   if regular is not None:
     starts, ends = regular
-    starts, ends = starts[:, :need] + lo, ends[:, :need] + lo
     lines = np.arange(nlines)
   else:
     if not c.all():
@@ -1232,12 +1231,13 @@ def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: _Format, name: str,
       errors.append((int(lines[i]), 1, f"expected {want} whitespace-separated fields, got "
                                        f"{int(count[i])}"))
       lines = lines[~bad]
-    tok = first[lines][:, None] + np.arange(need)
-    starts, ends = t_starts[tok], t_ends[tok]
+    tok = first[lines]
+    starts = [t_starts[tok + j] for j in range(need)]
+    ends = [t_ends[tok + j] for j in range(need)]
 
   def number(field: int, parse, what: str, messages: dict[int, str]) -> np.ndarray:
-    s = starts[:, field]
-    n = ends[:, field] - s
+    s = starts[field]
+    n = ends[field] - s
     values, status = parse(buf, win, s, n)
     if status.any():
       i = int(np.flatnonzero(status)[0])
@@ -1262,7 +1262,7 @@ def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: _Format, name: str,
   b.buf, b.win, b.n, b.lines, b.nlines = buf, win, lines.size, lines, int(eol.size)
   b.ints, b.floats = ints, floats
   for key, field in (("q", 0), ("d", 2)):
-    s, n = starts[:, field], ends[:, field] - starts[:, field]
+    s, n = starts[field], ends[field] - starts[field]
     setattr(b, key + "_start", s)
     setattr(b, key + "_len", n)
     setattr(b, key + "_hash", _hash_ids(win, s, n))
