@@ -475,7 +475,7 @@ class Ids:
 
   def bytes_array(self) -> np.ndarray:
     """The ids as a NumPy byte-string array (``S`` dtype, as wide as the longest id)."""
-    width = int(self._len.max()) if len(self) else 1
+    width = max(int(self._len.max()) if len(self) else 1, 1)
     words = (width + 7) // 8
     out = np.zeros((len(self), words), np.dtype("<u8"))
     used = (self._len + 7) // 8  # words holding bytes of the id
@@ -483,7 +483,7 @@ class Ids:
     while rest.size:
       out[rest, j] = self._words[self._woff[rest] + j]
       rest, j = rest[used[rest] > j + 1], j + 1
-    return out.view(f"S{8 * words}").reshape(-1).astype(f"S{max(width, 1)}")
+    return out.view(f"S{8 * words}").reshape(-1).astype(f"S{width}")
 
   def index(self, other: Ids) -> np.ndarray:
     """For each id of ``other``, its code in this vocabulary, or ``-1`` where it is absent.
@@ -1295,8 +1295,11 @@ class _Builder:
       raise ValueError("more than 2**31 - 1 lines: not supported")
     s, n, h = b.q_start[lo:hi], b.q_len[lo:hi], b.q_hash[lo:hi]
     same = np.flatnonzero(h[1:] == h[:-1]) + 1  # a query's lines come together: streaks
-    if same.size:
+    try:
       _check_equal(b.win, s[same], n[same], b.win, s[same - 1], n[same - 1])
+    except _Collision:  # two queries' ids with one hash: the vocabulary sorts it out
+      same = same[:0]
+    if same.size:
       head = np.ones(h.size, bool)
       head[same] = False
       heads = np.flatnonzero(head)
