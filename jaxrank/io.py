@@ -405,38 +405,19 @@ class Ids:
       (['b', 'a'], [0, 1, 0])
     """
     values = values if isinstance(values, list) else list(values)
-    try:
-      uniq = list(dict.fromkeys(values))
-    except TypeError:
-      bad = next(v for v in values if not isinstance(v, str))
-      raise _BadId(values.index(bad), "type") from None
-    lookup = dict(zip(uniq, range(len(uniq))))
-    codes = np.fromiter(map(lookup.__getitem__, values), _index_dtype(len(uniq)),
-                        count=len(values))
-    try:
-      vocab = cls._from_unique(uniq)
-    except _BadId as e:
-      raise _BadId(int(np.flatnonzero(codes == e.index)[0]), e.reason) from None
-    return vocab, codes
+    buf, starts, lens = _encode_ids(values)
+    win, step = _windows(buf), 1 << 16
+    vocab = _Vocab(len(values))
+    codes = np.empty(len(values), _index_dtype(len(values)))
+    for lo in range(0, len(values), step):  # as a file's ids: hashed, coded by the hash table
+      s, n = starts[lo:lo + step], lens[lo:lo + step]
+      codes[lo:lo + s.size] = vocab.add(buf, win, s, n, _hash_ids(win, s, n))
+    return vocab.ids(), codes
 
   @classmethod
   def _from_unique(cls, uniq: list) -> Ids:
     """The vocabulary of distinct strings ``uniq`` (raises :class:`_BadId` for a bad one)."""
-    try:
-      text = "\x00".join(uniq)
-    except TypeError:
-      raise _BadId(next(i for i, v in enumerate(uniq) if not isinstance(v, str)),
-                   "type") from None
-    if text.count("\x00") != max(len(uniq) - 1, 0):
-      raise _BadId(next(i for i, v in enumerate(uniq) if "\x00" in v), "nul")
-    try:
-      data = text.encode("utf-8")
-    except UnicodeEncodeError as e:
-      raise _BadId(text.count("\x00", 0, e.start), "surrogate") from None
-    buf = _padded(data)
-    seps = np.flatnonzero(buf[:len(data)] == 0)
-    starts = np.concatenate([[0], seps + 1]) if uniq else np.zeros(0, np.int64)
-    lens = np.concatenate([seps, [len(data)]]) - starts if uniq else starts
+    buf, starts, lens = _encode_ids(uniq)
     win = _windows(buf)
     return cls._from_buffer(win, starts, lens, _hash_ids(win, starts, lens))
 
@@ -511,10 +492,10 @@ class Ids:
     at = _probe(small._hash, large._hash)
     found = np.flatnonzero(at >= 0)
     s_rows, l_rows = at[found], found
-    ok = small._len[s_rows] == large._len[l_rows]
-    ok[ok] = _equal_bytes(small._windows(), 8 * small._woff[s_rows[ok]], large._windows(),
-                          8 * large._woff[l_rows[ok]], small._len[s_rows[ok]])
-    if not ok.all():  # equal hashes, different ids: rare, exact
+    try:  # equal hashes: equal ids, unless one is longer than 8 bytes and they differ
+      _check_equal(small._windows(), 8 * small._woff[s_rows], small._len[s_rows],
+                   large._windows(), 8 * large._woff[l_rows], large._len[l_rows])
+    except _Collision:
       return self._index_exactly(other)
     mine, theirs = (s_rows, l_rows) if small is self else (l_rows, s_rows)
     out[theirs] = mine
@@ -525,7 +506,8 @@ class Ids:
     return np.fromiter((table.get(v, -1) for v in other.tolist()), np.int64, count=len(other))
 
   def _windows(self) -> np.ndarray:
-    return _windows(np.concatenate([self._words.view(np.uint8), np.zeros(8, np.uint8)]))
+    """8-byte windows of the store (every id's words lie inside it: no padding needed)."""
+    return _windows(self._words.view(np.uint8))
 
   def argsort(self) -> np.ndarray:
     """The codes in byte order of their ids (UTF-8 bytes compared unsigned, trec_eval's
@@ -588,6 +570,28 @@ def _probe(keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
     more = live & ~hit
     rows, slots = rows[more], (slots[more] + 1) & mask
   return out
+
+
+def _encode_ids(values: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """The UTF-8 bytes of ``values`` in one padded buffer (NUL between them), and each one's start
+  and length; raises :class:`_BadId` for a value that is not a ``str``, holds a NUL or a lone
+  surrogate. One ``join`` and one ``encode``: no Python work per value."""
+  try:
+    text = "\x00".join(values)
+  except TypeError:
+    raise _BadId(next(i for i, v in enumerate(values) if not isinstance(v, str)),
+                 "type") from None
+  if text.count("\x00") != max(len(values) - 1, 0):
+    raise _BadId(next(i for i, v in enumerate(values) if "\x00" in v), "nul")
+  try:
+    data = text.encode("utf-8")
+  except UnicodeEncodeError as e:
+    raise _BadId(text.count("\x00", 0, e.start), "surrogate") from None
+  buf = _padded(data)
+  seps = np.flatnonzero(buf[:len(data)] == 0)
+  starts = np.concatenate([[0], seps + 1]) if values else np.zeros(0, np.int64)
+  lens = (np.concatenate([seps, [len(data)]]) - starts if values else starts).astype(np.int32)
+  return buf, starts, lens
 
 
 class _BadId(Exception):

@@ -52,8 +52,10 @@ RUNS = {
         b"# c\n  #x Q0 d 1 1 t\nq Q0 d#1 1 0.5 #t\n", [R("q", "d#1", 1, 0.5), "#t"]),
     # 16: non-ASCII ids are data, byte for byte (0xA0 and 0x85 are not whitespace).
     "utf-8 ids (0xA0/0x85 bytes inside)": (
-        "q\u00e0 Q0 citt\u00e0 1 1 t\nq\u00e0 Q0 \u0441\u0442\u0430\u0442\u044c\u044f\u0445 2 0.5 t\n"
-        "q\u00e0 Q0 \u0420\u0105\u0160\u0645\u05e0 3 0.25 t\nq\u00e0 Q0 citt\u00c5 4 0 t\n".encode(),
+        ("q\u00e0 Q0 citt\u00e0 1 1 t\n"
+         "q\u00e0 Q0 \u0441\u0442\u0430\u0442\u044c\u044f\u0445 2 0.5 t\n"
+         "q\u00e0 Q0 \u0420\u0105\u0160\u0645\u05e0 3 0.25 t\n"
+         "q\u00e0 Q0 citt\u00c5 4 0 t\n").encode(),
         [R("q\u00e0", "citt\u00e0", 1, 1.0),
          R("q\u00e0", "\u0441\u0442\u0430\u0442\u044c\u044f\u0445", 2, 0.5),
          R("q\u00e0", "\u0420\u0105\u0160\u0645\u05e0", 3, 0.25),
@@ -87,8 +89,10 @@ RUNS = {
                              [R("q", "a", 1, 1.0), R("q", "b", 2, 0.0), "u"]),
     "mixed line ends": (b"q Q0 a 1 1 t\rq Q0 b 2 0 t\r\nq Q0 c 3 0 t\n\r\n",
                         [R("q", "a", 1, 1.0), R("q", "b", 2, 0.0), R("q", "c", 3, 0.0), "t"]),
-    "CR only: line numbers": (b"q Q0 a 1 1 t\r\rq Q0 b x 0 t\r", r"^f:3: the rank \(4th field\)"),
-    "CRLF: line numbers": (b"q Q0 a 1 1 t\r\n\r\nq Q0 b x 0 t\r\n", r"^f:3: the rank \(4th field\)"),
+    "CR only: line numbers": (b"q Q0 a 1 1 t\r\rq Q0 b x 0 t\r",
+                              r"^f:3: the rank \(4th field\)"),
+    "CRLF: line numbers": (b"q Q0 a 1 1 t\r\n\r\nq Q0 b x 0 t\r\n",
+                           r"^f:3: the rank \(4th field\)"),
     # Field counts.
     "five fields": (b"q Q0 a 1 1 t\nq Q0 b 2 0\n",
                     r"^f:2: expected at least 6 whitespace-separated fields, got 5$"),
@@ -105,7 +109,8 @@ RUNS = {
                            R("q", "c", 7, 1.0), "t"]),
     "rank 1_0": (b"q Q0 a 1_0 1 t\n", r"^f:1: the rank \(4th field\) must be an integer in C "
                  r"syntax \(\[\+-\]digits\), got '1_0'$"),
-    "rank 2.5": (b"q Q0 a 2.5 1 t\n", r"^f:1: the rank \(4th field\) must be an integer, got '2.5'"),
+    "rank 2.5": (b"q Q0 a 2.5 1 t\n",
+                 r"^f:1: the rank \(4th field\) must be an integer, got '2.5'"),
     "rank 0x10": (b"q Q0 a 0x10 1 t\n", r"^f:1: the rank \(4th field\) must be an integer"),
     "rank arabic digit": ("q Q0 a \u0663 1 t\n".encode(), r"^f:1: the rank \(4th field\) must be"),
     "rank +": (b"q Q0 a + 1 t\n", r"^f:1: the rank \(4th field\) must be an integer, got '\+'"),
@@ -124,7 +129,8 @@ RUNS = {
     "score infinite": (b"q Q0 a 1 infinite t\n", r"^f:1: the score \(5th field\) must be a number"),
     "score infinit": (b"q Q0 a 1 -infinit t\n", r"^f:1: the score \(5th field\) must be a number"),
     "score nan": (b"q Q0 a 1 1 t\nq Q0 b 2 NaN t\n",
-                  r"^f:2: the score \(5th field\) must be a number, got 'NaN' \(NaN has no order\)$"),
+                  r"^f:2: the score \(5th field\) must be a number, got 'NaN' \(NaN has no "
+                  r"order\)$"),
     "score -nan": (b"q Q0 b 2 -nan t\n", r"^f:1: .*\(NaN has no order\)$"),
     "scores in C syntax": (
         b"q Q0 a 1 +.5 t\nq Q0 b 2 5. t\nq Q0 c 3 1E5 t\nq Q0 d 4 -1.5e-3 t\nq Q0 e 5 INF t\n"
