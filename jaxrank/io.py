@@ -25,20 +25,26 @@ decompressed, whatever the file is called.
 
 **Representation.** :class:`Run` and :class:`Qrels` hold one integer code per row for the query
 id and the document id (``qid_codes``, ``docid_codes``, int32) and the distinct ids once, as
-:class:`Ids` vocabularies (``qid_vocab``, ``docid_vocab``): ``qid_vocab[qid_codes[i]]`` is row
-``i``'s query id. Ids become integers once, while the file is read: each id is hashed from its
-bytes (64 bits), equal hashes are grouped by a hash table in NumPy and every grouped id is
-compared byte for byte with its group's first, so no string is ever sorted and a hash collision
-costs time, never a wrong id. A vocabulary lists its ids in order of first appearance. To match
-the documents of a run with those of the qrels, ``run.docid_vocab.index(qrels.docid_vocab)``
-gives each qrels document's run code (``-1`` where the run never retrieved it);
-``Ids.argsort`` gives the byte (``strcmp``) order that trec_eval's tie-breaking and query order
-use. The former columns ``qid``/``docid`` (NumPy byte strings) are still there, built from the
-codes when first used; they are as wide as the longest id, so new code should use the codes.
+:class:`Ids` vocabularies (``qid_vocab``, ``docid_vocab``; ids in order of first appearance):
+``qid_vocab[qid_codes[i]]`` is row ``i``'s query id. Ids become integers once, while the file is
+read: each id is hashed from its bytes (64 bits; an id of at most 8 bytes hashes to a bijection
+of its bytes, so such ids never collide), a hash table in NumPy gives the codes, and a repeated
+longer id is compared byte for byte with the stored one, so no string is ever sorted and a hash
+collision costs time, never a wrong id. Dicts (:func:`as_run`, :func:`as_qrels`) go through the
+same table. To match the documents of a run with those of the qrels,
+``run.docid_vocab.index(qrels.docid_vocab)`` gives each qrels document's run code (``-1`` where
+the run never retrieved it), by hash, in time linear in the two vocabularies; ``Ids.argsort``
+gives the byte (``strcmp``) order that trec_eval's tie-breaking and query order use. The former
+columns ``qid``/``docid`` (NumPy byte strings) are still there, built from the codes when first
+used; they are as wide as the longest id, so new code should use the codes.
 
-Reading is vectorised with NumPy over blocks of about a megabyte (no Python loop per line), in
-time and memory proportional to the file's size (``bench/bench_read.py``).
-:func:`iter_run_chunks` reads a run a few queries at a time, for runs bigger than memory.
+Reading goes through the file once, a block of about a megabyte of whole lines at a time, with
+NumPy (no Python loop per line): a block of regular lines (fields joined by single spaces) is
+split by the positions of its spaces, any other by the edges of its whitespace runs; numbers
+are read eight bytes at a time (SWAR in uint64 words). Memory holds the result (codes, numbers,
+the distinct ids), not the file; time and memory grow with the file's size, never with lines
+times the longest id (``bench/bench_read.py``). :func:`iter_run_chunks` yields a run a few
+whole queries at a time, for runs bigger than memory.
 
 The DataFrame adapters (:func:`run_from_frame`, :func:`qrels_from_frame`, :func:`run_to_frame`,
 :func:`qrels_to_frame`) import pandas when called; ``import jaxrank`` never does.
