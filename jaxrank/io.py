@@ -203,7 +203,7 @@ class _Vocab:
   themselves in :class:`Ids`' layout (8-byte words, each id zero-padded, at least one zero byte
   after it), so the vocabulary is ready when the reading ends.
 
-  Codes come from an open-addressing hash table in NumPy (linear probing, kept at most 2/3
+  Codes come from an open-addressing hash table in NumPy (linear probing, kept at most half
   full, grown four times when needed). A block's ids look at their slots all at once: an id
   whose slot holds its hash has its code; ids meeting an empty slot claim it with a provisional
   code (one claim per slot wins); the others move one slot on. The block's new ids then get the
@@ -214,7 +214,7 @@ class _Vocab:
   """
 
   def __init__(self, expected: int) -> None:
-    self.bits = max(10, (expected + expected // 2).bit_length())  # at most ~2/3 full
+    self.bits = max(10, (2 * expected).bit_length())  # at most half full
     self.slots = np.zeros(1 << self.bits, np.int32)  # code + 1; 0: empty
     self.hash, self.len = _Column(np.uint64, expected), _Column(np.int32, expected)
     self.woff = _Column(np.int64, expected + 1)
@@ -225,7 +225,7 @@ class _Vocab:
 
   def _grow(self, need: int) -> None:
     bits = self.bits
-    while 3 * need > 2 * (1 << bits):
+    while 2 * need > (1 << bits):
       bits += 2
     if bits == self.bits:
       return
@@ -992,23 +992,31 @@ def _sign(win: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> tuple[np.nda
 def _parse_ints(buf: np.ndarray, win: np.ndarray, starts: np.ndarray,
                 lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
   """int64 values of ``[+-]digits`` fields, and a status per field (0 ok, 1 not an integer,
-  2 outside int64's range)."""
-  neg, signed = _sign(win, starts, lens)
-  k = lens - signed
-  fits = (k >= 1) & (k <= 19)
-  v, ok = _digit_run(win, starts + signed, np.where(fits, k, 0))
-  in_range = v <= np.where(neg, 2**63, 2**63 - 1).astype(np.uint64)
-  values = np.where(neg, np.uint64(0) - v, v).view(np.int64)
-  status = np.where(ok & fits, np.where(in_range, 0, 2), 1).astype(np.int8)
-  for i in np.flatnonzero(k > 19).tolist():  # leading zeros, or too big
-    text = buf[starts[i]:starts[i] + lens[i]].tobytes()
-    body = text[1:] if text[:1] in (b"+", b"-") else text
-    if not (body.isdigit() and body.isascii()):
-      status[i] = 1
-    elif -2**63 <= int(text) < 2**63:
-      values[i], status[i] = int(text), 0
-    else:
-      status[i] = 2
+  2 outside int64's range). Up to 8 unsigned digits (ranks, grades) take one 8-byte word."""
+  w = win[starts] & _MASK[np.clip(lens, 0, 8)]
+  v, ok = _eight_digits(w, np.clip(lens, 0, 8))
+  ok &= (lens >= 1) & (lens <= 8)
+  values = v.view(np.int64)
+  status = np.where(ok, 0, 1).astype(np.int8)
+  rest = np.flatnonzero(~ok)
+  if rest.size:  # signs, more digits
+    s, n = starts[rest], lens[rest]
+    neg, signed = _sign(win, s, n)
+    k = n - signed
+    fits = (k >= 1) & (k <= 19)
+    v, ok = _digit_run(win, s + signed, np.where(fits, k, 0))
+    in_range = v <= np.where(neg, 2**63, 2**63 - 1).astype(np.uint64)
+    values[rest] = np.where(neg, np.uint64(0) - v, v).view(np.int64)
+    status[rest] = np.where(ok & fits, np.where(in_range, 0, 2), 1)
+    for i in rest[k > 19].tolist():  # leading zeros, or too big
+      text = buf[starts[i]:starts[i] + lens[i]].tobytes()
+      body = text[1:] if text[:1] in (b"+", b"-") else text
+      if not (body.isdigit() and body.isascii()):
+        status[i] = 1
+      elif -2**63 <= int(text) < 2**63:
+        values[i], status[i] = int(text), 0
+      else:
+        status[i] = 2
   return values, status
 
 

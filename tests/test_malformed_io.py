@@ -338,3 +338,45 @@ def test_any_bytes_read_or_fail_with_a_line_number(data, read):
     assert re.match(r"^f:\d+: ", str(e)) and "\n" not in str(e)
     return
   assert len(result) >= 0
+
+
+DIGITS = st.text("0123456789", min_size=0, max_size=24)
+NUMBER_TEXT = st.one_of(
+    st.builds(lambda x, fmt: fmt % x, st.floats(allow_nan=False, allow_infinity=False),
+              st.sampled_from(["%r", "%.17g", "%.6f", "%.3e", "%.20g", "%.1f", "%g", "%.25f"])),
+    st.builds(lambda s, i, f, dot, e: f"{s}{i}{'.' if dot else ''}{f}{e}",
+              st.sampled_from(["", "-", "+"]), DIGITS, DIGITS, st.booleans(),
+              st.sampled_from(["", "e5", "E-3", "e+0", "e-22", "e23", "e-27", "e28", "e-330",
+                               "e308", "e400", "e00010", "e"]))).filter(bool)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(NUMBER_TEXT, min_size=1, max_size=8))
+def test_scores_read_like_strtod(texts):
+  """23: a score in C syntax reads as Python's correctly rounded float of it (the same bits,
+  -0.0 included); anything else is an error, never a number read from a prefix."""
+  c_syntax = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+  data = "".join(f"q Q0 d{i} {i} {t} r\n" for i, t in enumerate(texts)).encode()
+  bad = [i for i, t in enumerate(texts) if not c_syntax.fullmatch(t)]
+  if bad:
+    with pytest.raises(io.TrecFormatError, match=rf"^f:{bad[0] + 1}: the score"):
+      io.read_run(data, name="f")
+    return
+  got = io.read_run(data).score
+  want = np.array([float(t) for t in texts])
+  assert got.view(np.uint64).tolist() == want.view(np.uint64).tolist(), texts
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(
+    st.integers(-2**64, 2**64).map(str),
+    st.builds(lambda z, d: z + d, st.sampled_from(["", "0", "000", "+", "-0"]), DIGITS)).filter(
+        bool), min_size=1, max_size=8))
+def test_ranks_read_like_strtol_within_int64(texts):
+  data = "".join(f"q Q0 d{i} {t} 1 r\n" for i, t in enumerate(texts)).encode()
+  ok = [bool(re.fullmatch(r"[+-]?[0-9]+", t)) and -2**63 <= int(t) < 2**63 for t in texts]
+  if not all(ok):
+    with pytest.raises(io.TrecFormatError, match=rf"^f:{ok.index(False) + 1}: the rank"):
+      io.read_run(data, name="f")
+    return
+  assert io.read_run(data).rank.tolist() == [int(t) for t in texts]
