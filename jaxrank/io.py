@@ -346,7 +346,8 @@ class _Vocab:
     return codes
 
   def ids(self) -> Ids:
-    return Ids(self.words.view(), self.woff.view(), self.len.view(), self.hash.view())
+    table = (self.slots, self.bits) if self.exact is None else None
+    return Ids(self.words.view(), self.woff.view(), self.len.view(), self.hash.view(), table)
 
 
 class Ids:
@@ -369,11 +370,12 @@ class Ids:
     [2, 1, 0]
   """
 
-  __slots__ = ("_words", "_woff", "_len", "_hash")
+  __slots__ = ("_words", "_woff", "_len", "_hash", "_table")
 
   def __init__(self, words: np.ndarray, word_offsets: np.ndarray, lengths: np.ndarray,
-               hashes: np.ndarray) -> None:
+               hashes: np.ndarray, table: tuple[np.ndarray, int] | None = None) -> None:
     self._words, self._woff, self._len, self._hash = words, word_offsets, lengths, hashes
+    self._table = table  # (slots, bits): the hash table that coded the ids, kept for index()
 
   @classmethod
   def _from_buffer(cls, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
@@ -494,8 +496,14 @@ class Ids:
       return np.arange(len(self), dtype=np.int64)
     if not len(self) or not len(other):
       return out
-    small, large = (self, other) if len(self) <= len(other) else (other, self)
-    at = _probe(small._hash, large._hash)
+    # Probe the ids of one side into the other's hash table: the table the reader built if
+    # there is one, else a new one of the smaller vocabulary.
+    if self._table is None and other._table is None:
+      small, large = (self, other) if len(self) <= len(other) else (other, self)
+      at = _lookup(*_table(small._hash), small._hash, large._hash)
+    else:
+      small, large = (self, other) if self._table is not None else (other, self)
+      at = _lookup(*small._table, small._hash, large._hash)
     found = np.flatnonzero(at >= 0)
     s_rows, l_rows = at[found], found
     try:  # equal hashes: equal ids, unless one is longer than 8 bytes and they differ
@@ -552,29 +560,40 @@ class Ids:
       j += 1
 
 
-def _probe(keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
-  """For each query hash, the row of ``keys`` (distinct uint64) holding it, or -1."""
-  n = keys.size
-  bits = max(3, (2 * n - 1).bit_length())
+def _table(keys: np.ndarray) -> tuple[np.ndarray, int]:
+  """An open-addressing table (at most half full; slot: row + 1, 0 empty) of distinct uint64
+  keys, filled a block of keys at a time."""
+  n, step = keys.size, 1 << 16
+  bits = max(3, (2 * n).bit_length())
   mask = (1 << bits) - 1
-  table = np.full(1 << bits, -1, np.int64)
-  rows, slots = np.arange(n), (keys >> np.uint64(64 - bits)).astype(np.int64)
-  while rows.size:  # insert (keys are distinct: every row finds an empty slot)
-    empty = table[slots] < 0
-    table[slots[empty]] = rows[empty]
-    won = np.zeros(rows.size, bool)
-    won[empty] = table[slots[empty]] == rows[empty]
-    rows, slots = rows[~won], (slots[~won] + 1) & mask
+  table = np.zeros(1 << bits, _index_dtype(n + 1))
+  for lo in range(0, n, step):  # distinct keys: every row finds an empty slot of its own
+    rows = np.arange(lo, min(n, lo + step))
+    slots = (keys[rows] >> np.uint64(64 - bits)).astype(np.int64)
+    while rows.size:
+      empty = table[slots] == 0
+      table[slots[empty]] = rows[empty] + 1
+      won = np.zeros(rows.size, bool)
+      won[empty] = table[slots[empty]] == rows[empty] + 1
+      rows, slots = rows[~won], (slots[~won] + 1) & mask
+  return table, bits
+
+
+def _lookup(table: np.ndarray, bits: int, keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
+  """For each query, the row of ``keys`` holding it in ``table`` (see :func:`_table`), or -1."""
+  mask, step = (1 << bits) - 1, 1 << 16
   out = np.full(queries.size, -1, np.int64)
-  rows, slots = np.arange(queries.size), (queries >> np.uint64(64 - bits)).astype(np.int64)
-  while rows.size:
-    got = table[slots]
-    live = got >= 0
-    hit = np.zeros(rows.size, bool)
-    hit[live] = keys[got[live]] == queries[rows[live]]
-    out[rows[hit]] = got[hit]
-    more = live & ~hit
-    rows, slots = rows[more], (slots[more] + 1) & mask
+  for lo in range(0, queries.size, step):
+    rows = np.arange(lo, min(queries.size, lo + step))
+    slots = (queries[rows] >> np.uint64(64 - bits)).astype(np.int64)
+    while rows.size:
+      got = table[slots].astype(np.int64) - 1
+      live = got >= 0
+      hit = np.zeros(rows.size, bool)
+      hit[live] = keys[got[live]] == queries[rows[live]]
+      out[rows[hit]] = got[hit]
+      more = live & ~hit
+      rows, slots = rows[more], (slots[more] + 1) & mask
   return out
 
 

@@ -211,7 +211,11 @@ def test_ids_factorize_index_and_sort_like_python(a, b):
   va, ca = io.Ids.from_strings(a)
   vb, _ = io.Ids.from_strings(b)
   assert va.tolist() == list(dict.fromkeys(a)) and [va[i] for i in ca] == a
-  assert va.index(vb).tolist() == [va.tolist().index(x) if x in a else -1 for x in vb.tolist()]
+  want = [va.tolist().index(x) if x in a else -1 for x in vb.tolist()]
+  assert va.index(vb).tolist() == want
+  plain = io.Ids._from_unique(vb.tolist())  # no hash table kept (dict keys): one is built
+  assert va.index(plain).tolist() == want
+  assert io.Ids._from_unique(va.tolist()).index(plain).tolist() == want
   key = [s.encode() for s in va.tolist()]  # byte order, as strcmp
   assert [key[i] for i in va.argsort()] == sorted(key)
   assert va.bytes_array().tolist() == key
