@@ -1,16 +1,50 @@
-"""TREC run and qrels files, and pandas DataFrames, in and out.
+"""TREC run and qrels files, pytrec_eval-style dicts and pandas DataFrames, in and out.
 
-A run file has one retrieved document per line, ``qid Q0 docid rank score tag`` (trec_eval also
-tolerates extra trailing columns, and so does :func:`read_run`); a qrels file has one judgment per
-line, ``qid iter docid rel`` with an integer grade (``-1`` = pooled but unjudged). Ids are strings:
-a ``#`` inside an id is data, a line whose first field starts with ``#`` is a comment, blank lines
-are skipped. A malformed line raises :class:`TrecFormatError` naming the file and line number.
+A run file has one retrieved document per line, ``qid Q0 docid rank score tag`` (extra trailing
+columns are ignored, as by trec_eval); a qrels file has one judgment per line, ``qid iter docid
+rel`` with an integer grade (``-1`` = pooled but unjudged). The rules, the same for every file:
 
-Files are parsed without a Python loop per line: regular files (a fixed number of fields, no
-comment lines) by NumPy's C ``loadtxt``, any other file by splitting the whole byte string into
-fields with vectorised comparisons, which also locates malformed lines. A 10-million-line run
-loads in a few seconds (``bench/bench_io.py``).
-Ids are kept as NumPy byte strings (UTF-8), whose order is trec_eval's ``strcmp`` order.
+* **Text.** A file is UTF-8 (a UTF-8 byte order mark at its start is skipped); ids are the exact
+  text between separators, compared byte for byte (trec_eval's ``strcmp``). Invalid UTF-8 and
+  NUL bytes are errors naming the line.
+* **Separators** are trec_eval's (C ``isspace``): space, tab, ``\\v``, ``\\f`` and ``\\r``.
+  Nothing else separates: no-break spaces, U+0085, U+2028 and ASCII control characters such as
+  ``\\x1c`` are part of an id (Python's ``str.split`` would split there; trec_eval does not).
+* **Lines** end with LF, CRLF or a lone CR (old Mac files); line numbers count them so.
+  Blank lines are skipped; a line whose first field starts with ``#`` is a comment; a ``#``
+  anywhere else (inside an id) is data.
+* **Numbers** are read strictly in C syntax, the whole field: a score is ``[+-]digits[.digits]
+  [(e|E)[+-]digits]``, or ``inf``/``infinity`` (any case), correctly rounded like ``strtod``
+  (``1e400`` is ``inf``); ranks and grades are ``[+-]digits`` within int64. Where trec_eval's
+  ``atof`` would silently read a prefix (``1_000`` as 1, ``1e`` as 1, ``0x1p3`` as 8), jaxrank
+  reports the line. NaN scores are errors (NaN has no order).
+
+Any other input raises :class:`TrecFormatError`, one line starting ``file:line:``. A path may be
+``"-"`` (standard input), and gzip-compressed content is recognised by its first bytes and
+decompressed, whatever the file is called.
+
+**Representation.** :class:`Run` and :class:`Qrels` hold one integer code per row for the query
+id and the document id (``qid_codes``, ``docid_codes``, int32) and the distinct ids once, as
+:class:`Ids` vocabularies (``qid_vocab``, ``docid_vocab``; ids in order of first appearance):
+``qid_vocab[qid_codes[i]]`` is row ``i``'s query id. Ids become integers once, while the file is
+read: each id is hashed from its bytes (64 bits; an id of at most 8 bytes hashes to a bijection
+of its bytes, so such ids never collide), a hash table in NumPy gives the codes, and a repeated
+longer id is compared byte for byte with the stored one, so no string is ever sorted and a hash
+collision costs time, never a wrong id. Dicts (:func:`as_run`, :func:`as_qrels`) go through the
+same table. To match the documents of a run with those of the qrels,
+``run.docid_vocab.index(qrels.docid_vocab)`` gives each qrels document's run code (``-1`` where
+the run never retrieved it), by hash, in time linear in the two vocabularies; ``Ids.argsort``
+gives the byte (``strcmp``) order that trec_eval's tie-breaking and query order use. The former
+columns ``qid``/``docid`` (NumPy byte strings) are still there, built from the codes when first
+used; they are as wide as the longest id, so new code should use the codes.
+
+Reading goes through the file once, a block of about a megabyte of whole lines at a time, with
+NumPy (no Python loop per line): a block of regular lines (fields joined by single spaces) is
+split by the positions of its spaces, any other by the edges of its whitespace runs; numbers
+are read eight bytes at a time (SWAR in uint64 words). Memory holds the result (codes, numbers,
+the distinct ids), not the file; time and memory grow with the file's size, never with lines
+times the longest id (``bench/bench_read.py``). :func:`iter_run_chunks` yields a run a few
+whole queries at a time, for runs bigger than memory.
 
 The DataFrame adapters (:func:`run_from_frame`, :func:`qrels_from_frame`, :func:`run_to_frame`,
 :func:`qrels_to_frame`) import pandas when called; ``import jaxrank`` never does.
@@ -18,9 +52,14 @@ The DataFrame adapters (:func:`run_from_frame`, :func:`qrels_from_frame`, :func:
 
 from __future__ import annotations
 
-import dataclasses
+import codecs
 import os
-from collections.abc import Mapping
+import re
+import sys
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
+from io import BufferedReader, BytesIO
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,11 +68,13 @@ if TYPE_CHECKING:  # pandas is optional and imported only when an adapter is cal
   import pandas
 
 __all__ = [
-    "Qrels", "Run", "TrecFormatError", "as_qrels", "as_run", "qrels_from_frame", "qrels_to_frame",
-    "read_qrels", "read_run", "run_from_frame", "run_to_frame", "write_qrels", "write_run",
+    "Ids", "Qrels", "Run", "TrecFormatError", "as_qrels", "as_run", "iter_run_chunks",
+    "qrels_from_frame", "qrels_to_frame", "read_qrels", "read_run", "run_from_frame",
+    "run_to_frame", "write_qrels", "write_run",
 ]
 
 PathLike = str | os.PathLike
+INT64_RANGE = "between -9223372036854775808 and 9223372036854775807"
 
 
 class TrecFormatError(ValueError):
@@ -51,38 +92,689 @@ class TrecFormatError(ValueError):
   """
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class Run:
-  """A run in columns, one row per retrieved document (in file order).
+# ----------------------------------------------------------------------------------------------
+# Ids as bytes in NumPy buffers: 8-byte windows, hashes, comparisons.
 
-  ``qid``, ``docid``: ``[N]`` UTF-8 byte strings; ``score``: ``[N]`` float64; ``rank``: ``[N]``
-  int64 (trec_eval ignores it; so does jaxrank's evaluation); ``tag``: the run tag of the last
-  line (trec_eval's ``runid``).
+_PAD = 16  # zero bytes after every buffer, so an 8-byte window at any id's start stays inside
+_MASK = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [(1 << 64) - 1], np.uint64)
+_K0 = np.uint64(0x9E3779B97F4A7C15)
+_K1 = np.uint64(0xFF51AFD7ED558CCD)
+_K2 = np.uint64(0xC4CEB9FE1A85EC53)
+_S29, _S33 = np.uint64(29), np.uint64(33)
+
+
+def _padded(data: bytes | bytearray | memoryview) -> np.ndarray:
+  """A uint8 copy of ``data`` followed by ``_PAD`` zero bytes."""
+  buf = np.zeros(len(data) + _PAD, np.uint8)
+  buf[:len(data)] = np.frombuffer(data, np.uint8)
+  return buf
+
+
+def _windows(buf: np.ndarray) -> np.ndarray:
+  """``w[i]`` = bytes ``i .. i+7`` of ``buf`` as one little-endian uint64 (a strided view)."""
+  return np.ndarray((buf.size - 7,), np.dtype("<u8"), buffer=buf, strides=(1,))
+
+
+def _hash_ids(win: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+  """64-bit hashes of the byte strings at ``starts`` (``lens`` bytes each) of a padded buffer.
+
+  An id of at most 8 bytes hashes to a bijective mix (multiply by an odd number, xor-shift,
+  MurmurHash3's finaliser) of its zero-padded bytes: as ids hold no NUL, two such ids hash equal
+  only if they are equal. Longer ids mix in their length and every further 8-byte word; equal
+  hashes of those are checked byte by byte (:func:`_check_equal`)."""
+  h = win[starts] & _MASK[np.minimum(lens, 8)]
+  rest = np.flatnonzero(lens > 8)
+  h[rest] ^= lens[rest].astype(np.uint64) * _K0
+  h *= _K1
+  h ^= h >> _S29
+  j = 8
+  while rest.size:
+    left = lens[rest] - j
+    x = h[rest] ^ (win[starts[rest] + j] & _MASK[np.minimum(left, 8)])
+    x *= _K1
+    x ^= x >> _S29
+    h[rest] = x
+    rest, j = rest[left > 8], j + 8
+  h ^= h >> _S33
+  h *= _K1
+  h ^= h >> _S33
+  h *= _K2
+  h ^= h >> _S33
+  return h
+
+
+def _equal_bytes(win_a: np.ndarray, starts_a: np.ndarray, win_b: np.ndarray,
+                 starts_b: np.ndarray, lens: np.ndarray) -> np.ndarray:
+  """Whether the strings at ``starts_a`` and ``starts_b`` (both ``lens`` bytes) are equal."""
+  equal = np.ones(lens.size, bool)
+  rest, j = np.arange(lens.size), 0
+  while rest.size:
+    left = lens[rest] - j
+    mask = _MASK[np.clip(left, 0, 8)]
+    same = (win_a[starts_a[rest] + j] & mask) == (win_b[starts_b[rest] + j] & mask)
+    equal[rest[~same]] = False
+    rest, j = rest[same & (left > 8)], j + 8
+  return equal
+
+
+def _index_dtype(n: int) -> type:
+  return np.int32 if n < 2**31 - 1 else np.int64
+
+
+class _Collision(Exception):
+  """Two different ids with one 64-bit hash: the reader starts again, comparing ids exactly."""
+
+
+def _check_equal(win_a: np.ndarray, a_starts: np.ndarray, a_lens: np.ndarray, win_b: np.ndarray,
+                 b_starts: np.ndarray, b_lens: np.ndarray) -> None:
+  """Raises :class:`_Collision` unless the ids at ``a_starts`` and ``b_starts`` (equal hashes)
+  are equal. Ids of at most 8 bytes on both sides are (their hashes are exact): only pairs with
+  a longer id are read."""
+  long = np.flatnonzero((a_lens > 8) | (b_lens > 8))
+  if long.size and not (np.array_equal(a_lens[long], b_lens[long]) and _equal_bytes(
+      win_a, a_starts[long], win_b, b_starts[long], a_lens[long]).all()):
+    raise _Collision
+
+
+class _Column:
+  """A growing 1-D array (``append``), allocated with room to spare: pages never written cost
+  no memory, so a generous first capacity is free."""
+
+  def __init__(self, dtype: Any, capacity: int = 1 << 16) -> None:
+    self.a, self.n = np.empty(max(capacity, 16), dtype), 0
+
+  def reserve(self, extra: int) -> np.ndarray:
+    if self.n + extra > self.a.size:
+      grown = np.empty(max(2 * self.a.size, self.n + extra), self.a.dtype)
+      grown[:self.n] = self.a[:self.n]
+      self.a = grown
+    return self.a
+
+  def append(self, values: np.ndarray) -> None:
+    self.reserve(values.size)[self.n:self.n + values.size] = values
+    self.n += values.size
+
+  def view(self) -> np.ndarray:
+    return self.a[:self.n]
+
+
+class _Vocab:
+  """The ids met so far: id -> code (0, 1, ... in order of first appearance), and the ids
+  themselves in :class:`Ids`' layout (8-byte words, each id zero-padded, at least one zero byte
+  after it), so the vocabulary is ready when the reading ends.
+
+  Codes come from an open-addressing hash table in NumPy (linear probing, kept at most half
+  full, grown four times when needed). A block's ids look at their slots all at once: an id
+  whose slot holds its hash has its code; ids meeting an empty slot claim it with a provisional
+  code (one claim per slot wins); the others move one slot on. The block's new ids then get the
+  next codes in order of their first rows and their bytes are copied to the store. A repeated id
+  longer than 8 bytes is compared byte for byte with the stored one (:func:`_check_equal`;
+  shorter ids' hashes are exact); after a hash collision the vocabulary continues with a
+  Python dict of the ids' bytes (correct, slower).
+  """
+
+  def __init__(self, expected: int) -> None:
+    self.bits = max(10, (2 * expected).bit_length())  # at most half full
+    self.slots = np.zeros(1 << self.bits, np.int32)  # code + 1; 0: empty
+    self.hash, self.len = _Column(np.uint64, expected), _Column(np.int32, expected)
+    self.woff = _Column(np.int64, expected + 1)
+    self.woff.append(np.zeros(1, np.int64))
+    self.words = _Column(np.dtype("<u8"), 2 * expected + 2)
+    self.n = 0
+    self.exact: dict[bytes, int] | None = None
+
+  def _grow(self, need: int) -> None:
+    bits = self.bits
+    while 2 * need > (1 << bits):
+      bits += 2
+    if bits == self.bits:
+      return
+    self.bits, mask = bits, (1 << bits) - 1
+    self.slots = np.zeros(1 << bits, np.int32)
+    codes = np.arange(self.n)
+    slots = (self.hash.view() >> np.uint64(64 - bits)).astype(np.int64)
+    while codes.size:  # the codes' hashes are distinct: each finds a slot of its own
+      free = self.slots[slots] == 0
+      self.slots[slots[free]] = codes[free] + 1
+      won = np.zeros(codes.size, bool)
+      won[free] = self.slots[slots[free]] == codes[free] + 1
+      codes, slots = codes[~won], (slots[~won] + 1) & mask
+
+  def store_windows(self) -> np.ndarray:
+    self.words.reserve(2)  # a word of slack after the last id
+    return _windows(self.words.a.view(np.uint8))
+
+  def _store(self, win: np.ndarray, starts: np.ndarray, lens: np.ndarray, h: np.ndarray) -> None:
+    """Appends new ids (codes ``self.n``, ...) to the store."""
+    nw = lens // 8 + 1
+    woff = self.woff.a[self.n] + np.cumsum(nw)
+    total = int(woff[-1]) if woff.size else int(self.woff.a[self.n])
+    words = self.words.reserve(total - self.words.n + 2)
+    at = woff - nw
+    words[self.words.n:total] = 0
+    rest, j = np.arange(lens.size), 0
+    while rest.size:
+      left = lens[rest] - 8 * j
+      words[at[rest] + j] = win[starts[rest] + 8 * j] & _MASK[np.clip(left, 0, 8)]
+      rest, j = rest[left > 8], j + 1
+    self.words.n = total
+    self.woff.append(woff)
+    self.hash.append(h)
+    self.len.append(lens.astype(np.int32))
+    self.n += lens.size
+
+  def add(self, buf: np.ndarray, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+          h: np.ndarray) -> np.ndarray:
+    """The codes of the ids at ``starts`` (``lens`` bytes, hashes ``h``) of the padded buffer
+    ``buf`` (windows ``win``), giving new ids the next codes."""
+    if self.exact is None:
+      try:
+        return self._add(win, starts, lens, h)
+      except _Collision:
+        data = self.words.a.view(np.uint8)
+        self.exact = {data[8 * o:8 * o + k].tobytes(): i for i, (o, k) in enumerate(zip(
+            self.woff.view()[:-1].tolist(), self.len.view().tolist()))}
+    return self._add_exactly(buf, win, starts, lens, h)
+
+  def _add(self, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+           h: np.ndarray) -> np.ndarray:
+    n = h.size
+    self._grow(self.n + n)
+    mask, base = (1 << self.bits) - 1, self.n
+    hashes = self.hash.reserve(n)
+    codes = np.empty(n, np.int64)
+    rows, slots = np.arange(n), (h >> np.uint64(64 - self.bits)).astype(np.int64)
+    won_rows, won_slots = [], []
+    while rows.size:
+      got = self.slots[slots].astype(np.int64) - 1
+      empty = np.flatnonzero(got < 0)
+      if empty.size:  # claim with a provisional code, base + row: one claim per slot wins
+        s, r = slots[empty], rows[empty]
+        self.slots[s] = base + r + 1
+        won = self.slots[s] == base + r + 1
+        hashes[base + r[won]] = h[r[won]]
+        won_rows.append(r[won])
+        won_slots.append(s[won])
+        got[empty[won]] = base + r[won]
+        lost = empty[~won]
+        got[lost] = self.slots[slots[lost]] - 1
+      hit = hashes[got] == h[rows]
+      codes[rows[hit]] = got[hit]
+      rows, slots = rows[~hit], (slots[~hit] + 1) & mask
+    new = codes >= base
+    old = np.flatnonzero(~new)  # ids seen before: long ones are compared with the store
+    if old.size:
+      c = codes[old]
+      store = self.store_windows()
+      _check_equal(win, starts[old], lens[old], store, 8 * self.woff.a[c], self.len.a[c])
+    if not won_rows:
+      return codes
+    won_r, won_s = np.concatenate(won_rows), np.concatenate(won_slots)
+    new = np.flatnonzero(new)
+    again = new[codes[new] != base + new]  # a new id's later rows: compared with its first
+    if again.size:
+      first = codes[again] - base
+      _check_equal(win, starts[again], lens[again], win, starts[first], lens[first])
+      first_row = np.full(n, n)
+      np.minimum.at(first_row, codes[new] - base, new)
+      first_row = first_row[won_r]
+    else:
+      first_row = won_r
+    if (first_row[1:] < first_row[:-1]).any():  # codes in order of first appearance
+      order = np.argsort(first_row, kind="stable")
+      won_r, won_s, first_row = won_r[order], won_s[order], first_row[order]
+    final = base + np.arange(won_r.size)
+    moved = np.flatnonzero(final != base + won_r)
+    if moved.size:
+      self.slots[won_s[moved]] = final[moved] + 1
+      remap = np.empty(n, np.int64)
+      remap[won_r] = final
+      codes[new] = remap[codes[new] - base]
+    self._store(win, starts[first_row], lens[first_row], h[won_r])
+    return codes
+
+  def _add_exactly(self, buf: np.ndarray, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+                   h: np.ndarray) -> np.ndarray:
+    codes = np.empty(h.size, np.int64)
+    for i, (s, k) in enumerate(zip(starts.tolist(), lens.tolist())):
+      key = buf[s:s + k].tobytes()
+      code = self.exact.get(key)
+      if code is None:
+        code = self.exact[key] = self.n
+        self._store(win, starts[i:i + 1], lens[i:i + 1], h[i:i + 1])
+      codes[i] = code
+    return codes
+
+  def ids(self) -> Ids:
+    table = (self.slots, self.bits) if self.exact is None else None
+    return Ids(self.words.view(), self.woff.view(), self.len.view(), self.hash.view(), table)
+
+
+class Ids:
+  """A vocabulary: distinct ids (UTF-8 text), the values behind a :class:`Run`'s or
+  :class:`Qrels`' integer codes, in order of first appearance.
+
+  Stored without a Python object per id: one buffer of 8-byte words, each id zero-padded to
+  whole words, with their offsets, byte lengths and 64-bit hashes. ``ids[i]`` and
+  :meth:`tolist` give text (``str``); :meth:`index` matches two vocabularies by hash and bytes;
+  :meth:`argsort` gives their byte order (trec_eval's ``strcmp``).
 
   Example:
     >>> from jaxrank import io
-    >>> run = io.read_run(b"q1 Q0 d1 1 0.5 mine\\nq1 Q0 d2 2 0.25 mine\\n")
-    >>> len(run), run.tag, run.to_dict()
-    (2, 'mine', {'q1': {'d1': 0.5, 'd2': 0.25}})
+    >>> vocab, codes = io.Ids.from_strings(["d2", "d1", "d2", "città"])
+    >>> len(vocab), vocab.tolist(), codes.tolist(), vocab[2]
+    (3, ['d2', 'd1', 'città'], [0, 1, 0, 2], 'città')
+    >>> vocab.index(io.Ids.from_strings(["città", "d3", "d1"])[0]).tolist()
+    [2, -1, 1]
+    >>> vocab.argsort().tolist()  # 'città' < 'd1' < 'd2'
+    [2, 1, 0]
   """
 
-  qid: np.ndarray
-  docid: np.ndarray
-  score: np.ndarray
-  rank: np.ndarray
-  tag: str = "jaxrank"
+  __slots__ = ("_words", "_woff", "_len", "_hash", "_table")
+
+  def __init__(self, words: np.ndarray, word_offsets: np.ndarray, lengths: np.ndarray,
+               hashes: np.ndarray, table: tuple[np.ndarray, int] | None = None) -> None:
+    self._words, self._woff, self._len, self._hash = words, word_offsets, lengths, hashes
+    self._table = table  # (slots, bits): the hash table that coded the ids, kept for index()
+
+  @classmethod
+  def _from_buffer(cls, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+                   hashes: np.ndarray) -> Ids:
+    """The ids at ``starts`` of a padded buffer (its windows ``win``), given their hashes;
+    copied a block of ids at a time (small temporaries)."""
+    k = lens.size
+    woff = np.zeros(k + 1, np.int64)
+    np.cumsum(lens // 8 + 1, out=woff[1:])  # at least one zero byte after every id
+    words = np.zeros(int(woff[-1]) + 1, np.dtype("<u8"))
+    for lo in range(0, k, 1 << 16):
+      hi = min(k, lo + (1 << 16))
+      s, n, o = starts[lo:hi], lens[lo:hi], woff[lo:hi]
+      words[o] = win[s] & _MASK[np.minimum(n, 8)]
+      rest, j = np.flatnonzero(n > 8), 1
+      while rest.size:
+        left = n[rest] - 8 * j
+        words[o[rest] + j] = win[s[rest] + 8 * j] & _MASK[np.minimum(left, 8)]
+        rest, j = rest[left > 8], j + 1
+    return cls(words, woff, lens, hashes)
+
+  @classmethod
+  def from_strings(cls, values: Iterable[str]) -> tuple[Ids, np.ndarray]:
+    """Factorizes ``values``: ``(vocabulary, codes)`` with ``vocabulary[codes[i]] ==
+    values[i]`` (distinct values in order of first appearance).
+
+    Raises ``TypeError`` for a value that is not a ``str`` and ``ValueError`` for one that
+    holds a NUL character or is not valid Unicode (a lone surrogate): ids must be text that a
+    TREC file can hold.
+
+    Example:
+      >>> from jaxrank import io
+      >>> vocab, codes = io.Ids.from_strings(["b", "a", "b"])
+      >>> vocab.tolist(), codes.tolist()
+      (['b', 'a'], [0, 1, 0])
+    """
+    values = values if isinstance(values, list) else list(values)
+    buf, starts, lens = _encode_ids(values)
+    win, step = _windows(buf), 1 << 16
+    vocab = _Vocab(len(values))
+    codes = np.empty(len(values), _index_dtype(len(values)))
+    for lo in range(0, len(values), step):  # as a file's ids: hashed, coded by the hash table
+      s, n = starts[lo:lo + step], lens[lo:lo + step]
+      codes[lo:lo + s.size] = vocab.add(buf, win, s, n, _hash_ids(win, s, n))
+    return vocab.ids(), codes
+
+  @classmethod
+  def _from_unique(cls, uniq: list) -> Ids:
+    """The vocabulary of distinct strings ``uniq`` (raises :class:`_BadId` for a bad one)."""
+    buf, starts, lens = _encode_ids(uniq)
+    win = _windows(buf)
+    return cls._from_buffer(win, starts, lens, _hash_ids(win, starts, lens))
 
   def __len__(self) -> int:
-    return int(self.qid.shape[0])
+    return int(self._len.size)
+
+  def __getitem__(self, i: int) -> str:
+    k = len(self)
+    if not -k <= i < k:
+      raise IndexError(f"id index {i} out of range for a vocabulary of {k} ids")
+    start = 8 * int(self._woff[i % k])
+    return self._words.view(np.uint8)[start:start + int(self._len[i % k])].tobytes().decode()
+
+  def __iter__(self) -> Iterator[str]:
+    return iter(self.tolist())
+
+  def __repr__(self) -> str:
+    head = ", ".join(repr(self[i]) for i in range(min(len(self), 3)))
+    return f"Ids({len(self)} ids: [{head}{', ...' if len(self) > 3 else ''}])"
+
+  @property
+  def lengths(self) -> np.ndarray:
+    """Each id's length in bytes (UTF-8)."""
+    return self._len
+
+  def tolist(self) -> list[str]:
+    """The ids as a list of ``str``, in code order."""
+    if not len(self):
+      return []
+    text = self._words.view(np.uint8).tobytes().decode()
+    if self._len.min() > 0:  # every id is followed by at least one NUL; padding is NULs
+      return list(filter(None, text.split("\x00")))
+    data = self._words.view(np.uint8)
+    return [data[8 * s:8 * s + n].tobytes().decode()
+            for s, n in zip(self._woff[:-1].tolist(), self._len.tolist())]
+
+  def bytes_array(self) -> np.ndarray:
+    """The ids as a NumPy byte-string array (``S`` dtype, as wide as the longest id)."""
+    width = max(int(self._len.max()) if len(self) else 1, 1)
+    words = (width + 7) // 8
+    out = np.zeros((len(self), words), np.dtype("<u8"))
+    used = (self._len + 7) // 8  # words holding bytes of the id
+    rest, j = np.flatnonzero(used), 0
+    while rest.size:
+      out[rest, j] = self._words[self._woff[rest] + j]
+      rest, j = rest[used[rest] > j + 1], j + 1
+    return out.view(f"S{8 * words}").reshape(-1).astype(f"S{width}")
+
+  def index(self, other: Ids) -> np.ndarray:
+    """For each id of ``other``, its code in this vocabulary, or ``-1`` where it is absent.
+
+    Matches by hash (a hash table built on the smaller vocabulary) and checks every match byte
+    for byte; no string is sorted. This is how a run's and a qrels' documents meet:
+    ``run.docid_vocab.index(qrels.docid_vocab)[qrels.docid_codes]`` is each judgment's run
+    document code (``-1``: not retrieved).
+
+    Example:
+      >>> from jaxrank import io
+      >>> run = io.read_run(b"q Q0 a 1 2 t\\nq Q0 b 2 1 t\\n")
+      >>> qrels = io.read_qrels(b"q 0 b 1\\nq 0 z 1\\n")
+      >>> run.docid_vocab.index(qrels.docid_vocab).tolist()
+      [1, -1]
+    """
+    if not isinstance(other, Ids):
+      raise TypeError(f"other must be an io.Ids vocabulary, got {type(other).__name__}")
+    out = np.full(len(other), -1, np.int64)
+    if other is self:
+      return np.arange(len(self), dtype=np.int64)
+    if not len(self) or not len(other):
+      return out
+    # Probe the ids of one side into the other's hash table: the table the reader built if
+    # there is one, else a new one of the smaller vocabulary.
+    if self._table is None and other._table is None:
+      small, large = (self, other) if len(self) <= len(other) else (other, self)
+      at = _lookup(*_table(small._hash), small._hash, large._hash)
+    else:
+      small, large = (self, other) if self._table is not None else (other, self)
+      at = _lookup(*small._table, small._hash, large._hash)
+    found = np.flatnonzero(at >= 0)
+    s_rows, l_rows = at[found], found
+    try:  # equal hashes: equal ids, unless one is longer than 8 bytes and they differ
+      _check_equal(small._windows(), 8 * small._woff[s_rows], small._len[s_rows],
+                   large._windows(), 8 * large._woff[l_rows], large._len[l_rows])
+    except _Collision:
+      return self._index_exactly(other)
+    mine, theirs = (s_rows, l_rows) if small is self else (l_rows, s_rows)
+    out[theirs] = mine
+    return out
+
+  def _index_exactly(self, other: Ids) -> np.ndarray:
+    table = {v: i for i, v in enumerate(self.tolist())}
+    return np.fromiter((table.get(v, -1) for v in other.tolist()), np.int64, count=len(other))
+
+  def _windows(self) -> np.ndarray:
+    """8-byte windows of the store (every id's words lie inside it: no padding needed)."""
+    return _windows(self._words.view(np.uint8))
+
+  def argsort(self) -> np.ndarray:
+    """The codes in byte order of their ids (UTF-8 bytes compared unsigned, trec_eval's
+    ``strcmp``; a prefix comes first). Sorts 8-byte words, refining ties word by word.
+
+    Example:
+      >>> from jaxrank import io
+      >>> vocab, _ = io.Ids.from_strings(["b", "ab", "a", "abcdefghij", "abcdefghi"])
+      >>> [vocab[i] for i in vocab.argsort()]
+      ['a', 'ab', 'abcdefghi', 'abcdefghij', 'b']
+    """
+    k = len(self)
+    if k < 2:
+      return np.arange(k, dtype=np.int64)
+    big = self._words.astype(">u8").view(np.uint64)  # byte order = numeric order
+    start, nw = self._woff[:-1], np.diff(self._woff)
+    order = np.argsort(big[start], kind="stable")
+    key = big[start][order]
+    bound = np.ones(k, bool)
+    bound[1:] = key[1:] != key[:-1]
+    j = 1
+    while True:
+      seg = np.cumsum(bound) - 1
+      size = np.bincount(seg)
+      longest = np.maximum.reduceat(nw[order], np.flatnonzero(bound))
+      pos = np.flatnonzero((size[seg] > 1) & (longest[seg] > j))
+      if not pos.size:
+        return order
+      ids = order[pos]
+      word = np.where(nw[ids] > j, big[start[ids] + np.minimum(j, nw[ids] - 1)], 0)
+      o = np.lexsort((word, seg[pos]))
+      order[pos], word, sp = ids[o], word[o], seg[pos][o]
+      new = np.ones(pos.size, bool)
+      new[1:] = (word[1:] != word[:-1]) | (sp[1:] != sp[:-1])
+      bound[pos] |= new
+      j += 1
+
+
+def _table(keys: np.ndarray) -> tuple[np.ndarray, int]:
+  """An open-addressing table (at most half full; slot: row + 1, 0 empty) of distinct uint64
+  keys, filled a block of keys at a time."""
+  n, step = keys.size, 1 << 16
+  bits = max(3, (2 * n).bit_length())
+  mask = (1 << bits) - 1
+  table = np.zeros(1 << bits, _index_dtype(n + 1))
+  for lo in range(0, n, step):  # distinct keys: every row finds an empty slot of its own
+    rows = np.arange(lo, min(n, lo + step))
+    slots = (keys[rows] >> np.uint64(64 - bits)).astype(np.int64)
+    while rows.size:
+      empty = table[slots] == 0
+      table[slots[empty]] = rows[empty] + 1
+      won = np.zeros(rows.size, bool)
+      won[empty] = table[slots[empty]] == rows[empty] + 1
+      rows, slots = rows[~won], (slots[~won] + 1) & mask
+  return table, bits
+
+
+def _lookup(table: np.ndarray, bits: int, keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
+  """For each query, the row of ``keys`` holding it in ``table`` (see :func:`_table`), or -1."""
+  mask, step = (1 << bits) - 1, 1 << 16
+  out = np.full(queries.size, -1, np.int64)
+  for lo in range(0, queries.size, step):
+    rows = np.arange(lo, min(queries.size, lo + step))
+    slots = (queries[rows] >> np.uint64(64 - bits)).astype(np.int64)
+    while rows.size:
+      got = table[slots].astype(np.int64) - 1
+      live = got >= 0
+      hit = np.zeros(rows.size, bool)
+      hit[live] = keys[got[live]] == queries[rows[live]]
+      out[rows[hit]] = got[hit]
+      more = live & ~hit
+      rows, slots = rows[more], (slots[more] + 1) & mask
+  return out
+
+
+def _encode_ids(values: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """The UTF-8 bytes of ``values`` in one padded buffer (NUL between them), and each one's start
+  and length; raises :class:`_BadId` for a value that is not a ``str``, holds a NUL or a lone
+  surrogate. One ``join`` and one ``encode``: no Python work per value."""
+  try:
+    text = "\x00".join(values)
+  except TypeError:
+    raise _BadId(next(i for i, v in enumerate(values) if not isinstance(v, str)),
+                 "type") from None
+  if text.count("\x00") != max(len(values) - 1, 0):
+    raise _BadId(next(i for i, v in enumerate(values) if "\x00" in v), "nul")
+  try:
+    data = text.encode("utf-8")
+  except UnicodeEncodeError as e:
+    raise _BadId(text.count("\x00", 0, e.start), "surrogate") from None
+  buf = _padded(data)
+  seps = np.flatnonzero(buf[:len(data)] == 0)
+  starts = np.concatenate([[0], seps + 1]) if values else np.zeros(0, np.int64)
+  lens = (np.concatenate([seps, [len(data)]]) - starts if values else starts).astype(np.int32)
+  return buf, starts, lens
+
+
+class _BadId(Exception):
+  """An id that cannot be one: ``reason`` is ``type``, ``nul`` or ``surrogate``."""
+
+  def __init__(self, index: int, reason: str) -> None:
+    super().__init__(index, reason)
+    self.index, self.reason = index, reason
+
+
+def _bad_id_message(what: str, value: Any, reason: str, qid: Any = None) -> str:
+  where = f" (query {qid!r})" if qid is not None else ""
+  if reason == "type":
+    return f"{what}s must be strings, got {value!r} of type {type(value).__name__}"
+  if reason == "nul":
+    return (f"{what} {value!r}{where} contains a NUL character, which no TREC file can hold "
+            "(and would make it equal to another id in C tools)")
+  return (f"{what} {value!r}{where} is not valid Unicode (a lone surrogate cannot be written "
+          "as UTF-8)")
+
+
+def _column_ids(values: Any, what: str) -> tuple[np.ndarray, Ids]:
+  """Codes and vocabulary of a column of ids given as ``str`` or UTF-8 ``bytes``."""
+  vals = values.tolist() if isinstance(values, np.ndarray) else list(values)
+  text: dict[Any, str] = {}
+  for v in dict.fromkeys(vals):
+    if isinstance(v, (bytes, np.bytes_)):
+      try:
+        text[v] = bytes(v).decode()
+      except UnicodeDecodeError:
+        raise ValueError(f"{what} {bytes(v)!r} is not valid UTF-8") from None
+    elif isinstance(v, str):
+      text[v] = v
+    else:
+      raise TypeError(_bad_id_message(what, v, "type"))
+  try:
+    vocab, codes = Ids.from_strings([text[v] for v in vals])
+  except _BadId as e:
+    raise ValueError(_bad_id_message(what, vals[e.index], e.reason)) from None
+  return codes, vocab
+
+
+def _rows_of(codes: np.ndarray | None, vocab: Ids | None, values: Any, what: str):
+  if values is not None:
+    if codes is not None or vocab is not None:
+      raise TypeError(f"give {what} or {what}_codes with {what}_vocab, not both")
+    return _column_ids(values, what)
+  if codes is None or vocab is None:
+    raise TypeError(f"give {what} (ids) or {what}_codes with {what}_vocab")
+  if not isinstance(vocab, Ids):
+    raise TypeError(f"{what}_vocab must be an io.Ids, got {type(vocab).__name__}")
+  codes = np.asarray(codes)
+  if codes.ndim != 1 or codes.dtype.kind not in "iu":
+    raise TypeError(f"{what}_codes must be a 1-D integer array, got {codes.dtype} with shape "
+                    f"{codes.shape}")
+  if codes.size and (codes.min() < 0 or codes.max() >= len(vocab)):
+    raise ValueError(f"{what}_codes must lie in [0, {len(vocab)}), got values from "
+                     f"{codes.min()} to {codes.max()}")
+  return codes, vocab
+
+
+class _Columns:
+  """What :class:`Run` and :class:`Qrels` share: codes, vocabularies, the legacy columns."""
+
+  __slots__ = ("qid_codes", "qid_vocab", "docid_codes", "docid_vocab", "_cache")
+
+  def __setattr__(self, name: str, value: Any) -> None:
+    raise AttributeError(f"{type(self).__name__} is immutable (cannot set {name!r})")
+
+  def _set(self, **values: Any) -> None:
+    for k, v in values.items():
+      object.__setattr__(self, k, v)
+
+  def __len__(self) -> int:
+    return int(self.qid_codes.shape[0])
+
+  @property
+  def qid(self) -> np.ndarray:
+    """``[N]`` query ids as UTF-8 byte strings (built on first use from the codes)."""
+    if "qid" not in self._cache:
+      self._cache["qid"] = self.qid_vocab.bytes_array()[self.qid_codes]
+    return self._cache["qid"]
+
+  @property
+  def docid(self) -> np.ndarray:
+    """``[N]`` document ids as UTF-8 byte strings (built on first use from the codes)."""
+    if "docid" not in self._cache:
+      self._cache["docid"] = self.docid_vocab.bytes_array()[self.docid_codes]
+    return self._cache["docid"]
+
+  def _nested(self, values: list) -> dict:
+    qs, ds = self.qid_vocab.tolist(), self.docid_vocab.tolist()
+    out: dict[str, dict] = {}
+    for q, d, v in zip(map(qs.__getitem__, self.qid_codes.tolist()),
+                       map(ds.__getitem__, self.docid_codes.tolist()), values):
+      out.setdefault(q, {})[d] = v
+    return out
+
+
+class Run(_Columns):
+  """A run in columns, one row per retrieved document (in file order).
+
+  * ``qid_codes``, ``docid_codes``: ``[N]`` int32 codes into ``qid_vocab``, ``docid_vocab``
+    (:class:`Ids`, distinct ids in order of first appearance);
+  * ``score``: ``[N]`` float64; ``rank``: ``[N]`` int64 (trec_eval ignores it; so does jaxrank's
+    evaluation); ``tag``: the run tag of the last line (trec_eval's ``runid``);
+  * ``qid``, ``docid``: the same ids as ``[N]`` UTF-8 byte strings (NumPy ``S`` arrays), built
+    from the codes on first use, for code written before the codes existed.
+
+  ``Run(qid, docid, score, rank=None, tag="jaxrank")`` takes columns of ids (``str`` or UTF-8
+  ``bytes``); ``Run(qid_codes=..., qid_vocab=..., docid_codes=..., docid_vocab=...,
+  score=...)`` takes codes. Immutable.
+
+  Example:
+    >>> from jaxrank import io
+    >>> run = io.read_run(b"q1 Q0 d1 1 0.5 mine\\nq1 Q0 d2 2 0.25 mine\\nq2 Q0 d1 1 1 mine\\n")
+    >>> len(run), run.tag, run.qid_codes.tolist(), run.docid_codes.tolist()
+    (3, 'mine', [0, 0, 1], [0, 1, 0])
+    >>> run.qid_vocab.tolist(), run.docid_vocab.tolist(), run.docid.tolist()
+    (['q1', 'q2'], ['d1', 'd2'], [b'd1', b'd2', b'd1'])
+    >>> run.to_dict()
+    {'q1': {'d1': 0.5, 'd2': 0.25}, 'q2': {'d1': 1.0}}
+  """
+
+  __slots__ = ("score", "rank", "tag")
+
+  def __init__(self, qid: Any = None, docid: Any = None, score: Any = None, rank: Any = None,
+               tag: str = "jaxrank", *, qid_codes: Any = None, qid_vocab: Ids | None = None,
+               docid_codes: Any = None, docid_vocab: Ids | None = None) -> None:
+    qc, qv = _rows_of(qid_codes, qid_vocab, qid, "qid")
+    dc, dv = _rows_of(docid_codes, docid_vocab, docid, "docid")
+    score = np.asarray([] if score is None else score, np.float64)
+    rank = np.zeros(score.shape, np.int64) if rank is None else np.asarray(rank, np.int64)
+    if not (qc.shape == dc.shape == score.shape == rank.shape) or score.ndim != 1:
+      raise ValueError(f"Run columns must be 1-D of one length, got qid {qc.shape}, docid "
+                       f"{dc.shape}, score {score.shape}, rank {rank.shape}")
+    if not isinstance(tag, str):
+      raise TypeError(f"tag must be a str, got {type(tag).__name__}")
+    self._set(qid_codes=qc, qid_vocab=qv, docid_codes=dc, docid_vocab=dv, score=score,
+              rank=rank, tag=tag, _cache={})
+
+  def __repr__(self) -> str:
+    return (f"Run({len(self)} rows, {len(self.qid_vocab)} queries, {len(self.docid_vocab)} "
+            f"documents, tag={self.tag!r})")
 
   def to_dict(self) -> dict[str, dict[str, float]]:
     """``{qid: {docid: score}}`` (pytrec_eval's run form)."""
-    return _nested(self.qid, self.docid, self.score.tolist())
+    return self._nested(self.score.tolist())
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class Qrels:
-  """Relevance judgments in columns: ``qid``, ``docid`` (byte strings), ``rel`` (int64 grades).
+class Qrels(_Columns):
+  """Relevance judgments in columns, one row per judgment (in file order).
+
+  ``qid_codes``, ``docid_codes``, ``qid_vocab``, ``docid_vocab``, ``qid``, ``docid``: as in
+  :class:`Run`; ``rel``: ``[N]`` int64 grades. ``Qrels(qid, docid, rel)`` takes columns of
+  ids; ``Qrels(qid_codes=..., qid_vocab=..., docid_codes=..., docid_vocab=..., rel=...)``
+  codes. To find each judgment's document in a run:
+  ``run.docid_vocab.index(qrels.docid_vocab)[qrels.docid_codes]`` (``-1``: not retrieved).
 
   Example:
     >>> from jaxrank import io
@@ -91,229 +783,765 @@ class Qrels:
     (2, [2, 0], {'q1': {'d1': 2, 'd2': 0}})
   """
 
-  qid: np.ndarray
-  docid: np.ndarray
-  rel: np.ndarray
+  __slots__ = ("rel",)
 
-  def __len__(self) -> int:
-    return int(self.qid.shape[0])
+  def __init__(self, qid: Any = None, docid: Any = None, rel: Any = None, *,
+               qid_codes: Any = None, qid_vocab: Ids | None = None, docid_codes: Any = None,
+               docid_vocab: Ids | None = None) -> None:
+    qc, qv = _rows_of(qid_codes, qid_vocab, qid, "qid")
+    dc, dv = _rows_of(docid_codes, docid_vocab, docid, "docid")
+    rel = np.asarray([] if rel is None else rel)
+    if rel.size and rel.dtype.kind not in "iub":
+      raise TypeError(f"rel must hold integer grades, got dtype {rel.dtype}")
+    rel = rel.astype(np.int64)
+    if not (qc.shape == dc.shape == rel.shape) or rel.ndim != 1:
+      raise ValueError(f"Qrels columns must be 1-D of one length, got qid {qc.shape}, docid "
+                       f"{dc.shape}, rel {rel.shape}")
+    self._set(qid_codes=qc, qid_vocab=qv, docid_codes=dc, docid_vocab=dv, rel=rel, _cache={})
+
+  def __repr__(self) -> str:
+    return (f"Qrels({len(self)} judgments, {len(self.qid_vocab)} queries, "
+            f"{len(self.docid_vocab)} documents)")
 
   def to_dict(self) -> dict[str, dict[str, int]]:
     """``{qid: {docid: grade}}`` (pytrec_eval's qrels form)."""
-    return _nested(self.qid, self.docid, self.rel.tolist())
-
-
-def _nested(qid, docid, values) -> dict:
-  out: dict[str, dict] = {}
-  for q, d, v in zip(qid.tolist(), docid.tolist(), values):
-    out.setdefault(q.decode(), {})[d.decode()] = v
-  return out
+    return self._nested(self.rel.tolist())
 
 
 # ----------------------------------------------------------------------------------------------
-# Reading: split the whole file into fields with NumPy.
+# Reading: the bytes of a file, then blocks of whole lines split into fields with NumPy.
+
+_BLOCK = 1 << 20  # bytes per block: the working set of one block stays in the CPU's cache
+_POW10 = np.array([10**i for i in range(20)], np.uint64)
+_POW10_F = np.array([10.0**i for i in range(23)])  # exact doubles
+_EXTENDED = np.finfo(np.longdouble).nmant >= 63  # x86's 80-bit long double (or wider)
+_POW10_L = np.cumprod(np.r_[np.longdouble(1), np.full(27, 10, np.longdouble)])  # exact to 1e27
+_NAMES = {"-": "<stdin>"}
 
 
-def _fields(data: bytes, name: str, min_fields: int, max_fields: int | None):
-  """Start/end offsets of the first ``min_fields`` fields of every data line, and line numbers.
-
-  Whitespace is any byte <= 32 (space, tab, CR, ...); lines are separated by ``\\n``.
-  """
-  buf = np.frombuffer(data, np.uint8)
-  if buf.size == 0:
-    empty = np.zeros((0, min_fields), np.int64)
-    return buf, empty, empty, np.zeros(0, np.int64)
-  space = (buf <= 32).view(np.int8)
-  edges = np.diff(space, prepend=np.int8(1), append=np.int8(1))
-  starts = np.flatnonzero(edges == -1)
-  ends = np.flatnonzero(edges == 1)
-  newlines = np.flatnonzero(buf == 10)
-  line = np.searchsorted(newlines, starts)  # 0-based line of each field
-  first = np.flatnonzero(np.diff(line, prepend=-1))  # index of each non-blank line's first field
-  count = np.diff(first, append=starts.size)
-  comment = buf[starts[first]] == ord("#")
-  first, count = first[~comment], count[~comment]
-  bad = count < min_fields if max_fields is None else (count < min_fields) | (count > max_fields)
-  if bad.any():
-    i = int(np.flatnonzero(bad)[0])
-    expected = (f"at least {min_fields}" if max_fields is None else
-                f"{min_fields}" if max_fields == min_fields else f"{min_fields}-{max_fields}")
-    raise TrecFormatError(f"{name}:{int(line[first[i]]) + 1}: expected {expected} "
-                          f"whitespace-separated fields, got {int(count[i])}")
-  take = first[:, None] + np.arange(min_fields)
-  return buf, starts[take], ends[take], line[first] + 1
-
-
-def _strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-  """The byte strings ``buf[starts[i]:ends[i]]`` as a NumPy ``S`` array, gathered in blocks."""
-  n = starts.size
-  width = int((ends - starts).max()) if n else 1
-  out = np.empty(n, f"S{width}")
-  view = out.view(np.uint8).reshape(n, width)
-  cols = np.arange(width, dtype=np.int64)
-  block = max(1, (1 << 23) // width)
-  for lo in range(0, n, block):
-    s, e = starts[lo:lo + block, None], ends[lo:lo + block, None]
-    idx = s + cols
-    keep = idx < e
-    view[lo:lo + block] = np.where(keep, buf[np.minimum(idx, buf.size - 1)], 0)
-  return out
-
-
-def _numbers(strings: np.ndarray, dtype, what: str, name: str, lines: np.ndarray) -> np.ndarray:
-  """Parses a column of numbers, or raises naming the first line that is not one."""
-  try:
-    return strings.astype(dtype)
-  except (ValueError, OverflowError):
-    pass
-  parse = float if dtype == np.float64 else int
-  for text, at in zip(strings.tolist(), lines.tolist()):
-    try:
-      parse(text)
-    except ValueError:
-      raise TrecFormatError(f"{name}:{at}: {what} must be "
-                            f"{'a number' if parse is float else 'an integer'}, "
-                            f"got {text.decode(errors='replace')!r}") from None
-  raise TrecFormatError(f"{name}: a {what} is out of range")
-
-
-def _fast(data: bytes, kinds: str, usecols: tuple[int, ...] | None):
-  """NumPy's C ``loadtxt`` for the common case: no comment lines and at least
-  ``max(usecols) + 1`` fields on every non-blank line (exactly ``len(kinds)`` without
-  ``usecols``). ``kinds`` gives each used column's type (``s`` string, ``i`` int, ``f`` float,
-  ``-`` only checked to exist). Returns the columns, or None (then the general tokenizer reads
-  the file and reports any malformed line).
-
-  String widths are guessed from the file's first lines and the parse is redone, wider, if any
-  value fills its field (so nothing is ever cut)."""
-  import io as _io
-  import warnings
-
-  sample = data[:1 << 16].split()
-  guess = max(8, 2 * max((len(t) for t in sample), default=1))
-  for width in (guess, 4 * guess, 1024):
-    dtype = np.dtype([(f"f{i}", {"s": f"S{width}", "-": "S1", "i": np.int64,
-                                  "f": np.float64}[k]) for i, k in enumerate(kinds)])
-    try:
-      with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        table = np.loadtxt(_io.BytesIO(data), dtype=dtype, comments=None, delimiter=None,
-                           ndmin=1, usecols=usecols, encoding=None)
-    except (ValueError, UnicodeError, OverflowError):
-      return None
-    raw = table.view(np.uint8).reshape(table.size, dtype.itemsize)
-    offsets = [dtype.fields[f"f{i}"][1] for i, k in enumerate(kinds) if k == "s"]
-    if not any(raw[:, o + width - 1].any() for o in offsets):
-      break
+def _open(path: PathLike | bytes, name: str | None) -> tuple[Any, str, Any]:
+  """A binary file object reading the content (gzip decompressed), the name for messages, and
+  what closes it. A missing file fails here, at once."""
+  if isinstance(path, (bytes, bytearray, memoryview)):
+    f, name, close = BytesIO(bytes(path)), name or "<bytes>", None
   else:
-    return None
-  if table.size and (raw[:, 0] == ord("#")).any():
-    return None  # comment lines
-  return [table[f"f{i}"] if k != "-" else None for i, k in enumerate(kinds)]  # views, no copy
+    path = os.fspath(path)
+    name = name or _NAMES.get(path, path)
+    if path == "-":
+      f, close = sys.stdin.buffer, None
+    else:
+      try:
+        f = open(path, "rb")  # noqa: SIM115 - closed by the caller
+      except OSError as e:
+        raise FileNotFoundError(f"cannot read {path}: {e.strerror}") from None
+      close = f.close
+  if f.seekable():
+    head = f.read(2)
+    f.seek(0)
+  else:
+    if not hasattr(f, "peek"):
+      f = BufferedReader(f)
+    head = f.peek(2)[:2]
+  if head == b"\x1f\x8b":
+    import gzip
+    f = gzip.GzipFile(fileobj=f, mode="rb")
+  return f, name, close
 
 
-def _last_tag(data: bytes) -> str:
-  """The 6th field of the last line with one (trec_eval's runid)."""
-  end = len(data)
-  while end > 0:
-    start = data.rfind(b"\n", 0, end - 1) + 1
-    fields = data[start:end].split()
-    if len(fields) >= 6 and not fields[0].startswith(b"#"):
-      return fields[5].decode(errors="replace")
-    end = start - 1 if start > 0 else 0
-  return "jaxrank"
-
-
-def _read(path_or_bytes: PathLike | bytes, name: str | None):
-  if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-    return bytes(path_or_bytes), name or "<bytes>"
-  path = os.fspath(path_or_bytes)
+def _fill(f: Any, view: memoryview, name: str) -> int:
+  """Reads into ``view`` until it is full or the data ends; the number of bytes read."""
+  got = 0
   try:
-    with open(path, "rb") as f:
-      return f.read(), name or path
-  except OSError as e:
-    raise FileNotFoundError(f"cannot read {path}: {e.strerror}") from None
+    while got < len(view):
+      n = f.readinto(view[got:])
+      if not n:
+        break
+      got += n
+  except (OSError, EOFError, zlib.error) as e:  # gzip.BadGzipFile is an OSError
+    raise TrecFormatError(f"{name}:1: not readable as gzip data ({e})") from None
+  return got
+
+
+def _last_line_end(buf: np.ndarray, lo: int, end: int) -> int:
+  """The end of the last whole line in ``buf[lo:end]`` (``lo`` if none). A CR at ``end - 1``
+  does not count: its LF may come with the next read."""
+  w = end - 1 if end > lo and buf[end - 1] == 13 else end
+  while w > lo:
+    start = max(lo, w - 65536)
+    ends = np.flatnonzero(_line_ends(buf[start:w], int(buf[w])))
+    if ends.size:
+      return start + int(ends[-1]) + 1
+    w = start
+  return lo
+
+
+def _blocks(f: Any, name: str) -> Iterator[tuple[np.ndarray, int, int]]:
+  """The content in blocks of whole lines, ``(buffer, lo, hi)``: lines ``buffer[lo:hi]``, the
+  byte after them readable (zero padding at the end). One buffer of about 2 MB is reused (a
+  line longer than a block grows it); a UTF-8 BOM at the start is skipped."""
+  buf = np.zeros(2 * _BLOCK + _PAD, np.uint8)
+  carry, first, eof = 0, True, False
+  while not eof:
+    if buf.size < carry + _BLOCK + _PAD:  # a long line: a larger buffer
+      grown = np.zeros(2 * (carry + _BLOCK) + _PAD, np.uint8)
+      grown[:carry] = buf[:carry]
+      buf = grown
+    got = _fill(f, memoryview(buf)[carry:carry + _BLOCK], name)
+    eof, end = got == 0, carry + got
+    buf[end:end + _PAD] = 0
+    lo = 0
+    if first:
+      if end < 3 and not eof:
+        carry = end
+        continue
+      first = False
+      lo = 3 if bytes(buf[:3]) == codecs.BOM_UTF8 and end >= 3 else 0
+    hi = end if eof else _last_line_end(buf, lo, end)
+    if hi > lo:
+      yield buf, lo, hi
+    carry = end - hi
+    buf[:carry] = buf[hi:end].copy()
+
+
+def _line_ends(c: np.ndarray, after: int) -> np.ndarray:
+  """Whether each byte of ``c`` ends a line: LF, or CR not followed by LF (``after`` is the
+  byte after ``c``)."""
+  lf = c == 10
+  cr = c == 13
+  if not cr.any():
+    return lf
+  nxt = np.empty_like(c)
+  nxt[:-1], nxt[-1] = c[1:], after
+  return lf | (cr & (nxt != 10))
+
+
+class _Format:
+  """The columns of one file format: ``(name, min fields, max fields or None, id fields,
+  integer field and its name, float field or None)``."""
+
+  def __init__(self, min_fields: int, max_fields: int | None, int_name: str,
+               float_field: int | None) -> None:
+    self.min, self.max, self.int_name, self.float_field = (min_fields, max_fields, int_name,
+                                                           float_field)
+
+
+_RUN = _Format(6, None, "the rank (4th field)", 4)
+_QRELS = _Format(4, 4, "the relevance (4th field)", None)
+_SCORE = "the score (5th field)"
+
+
+def _text(buf: np.ndarray, start: int, n: int) -> str:
+  return buf[start:start + n].tobytes().decode(errors="replace")
+
+
+# SWAR ("SIMD within a register"): eight bytes of a field at once, as one uint64 (little-endian:
+# the field's first byte is the lowest).
+_W_ONES = np.uint64(0x0101010101010101)
+_W_HIGH = np.uint64(0x8080808080808080)
+_W_ZERO = np.uint64(0x3030303030303030)  # "00000000"
+_W_F0 = np.uint64(0xF0F0F0F0F0F0F0F0)
+_W_SIX = np.uint64(0x0606060606060606)
+_W_CASE = np.uint64(0x2020202020202020)  # | lower-cases ASCII letters
+_W_DOT = np.uint64(0x2E2E2E2E2E2E2E2E)
+_W_E = np.uint64(0x6565656565656565)
+_W_INF, _W_NAN, _W_INFINITY = (np.uint64(int.from_bytes(w, "little"))
+                               for w in (b"inf", b"nan", b"infinity"))
+_ZERO_FILL = np.array([0x3030303030303030 & ((1 << (8 * m)) - 1) for m in range(9)], np.uint64)
+_LANES = (np.uint64(0x00FF00FF00FF00FF), np.uint64(0x0000FFFF0000FFFF), np.uint64(0xFFFFFFFF))
+
+
+def _eight_digits(w: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """The values of the ``k`` (0-8) ASCII digits in the low bytes of ``w`` (zeros above them),
+  and whether they all are digits: right-aligned and '0'-filled, checked bytewise, then summed
+  in lanes of 2, 4 and 8 digits (three multiply-adds)."""
+  x = (w << ((8 - k) * 8).astype(np.uint64)) | _ZERO_FILL[8 - k]
+  ok = ((x & _W_F0) == _W_ZERO) & (((x + _W_SIX) & _W_F0) == _W_ZERO)
+  x -= _W_ZERO
+  x = (x * np.uint64(10) + (x >> np.uint64(8))) & _LANES[0]
+  x = (x * np.uint64(100) + (x >> np.uint64(16))) & _LANES[1]
+  x = (x * np.uint64(10000) + (x >> np.uint64(32))) & _LANES[2]
+  return x, ok
+
+
+def _digit_run(win: np.ndarray, starts: np.ndarray, k: np.ndarray) -> tuple[np.ndarray,
+                                                                            np.ndarray]:
+  """Values (uint64) of the ``k``-digit strings (``k`` <= 19) at ``starts``, and whether they
+  are all digits; the last 8 digits, the 8 before, and up to 3 before those."""
+  low = np.minimum(k, 8)
+  v, ok = _eight_digits(win[starts + k - low] & _MASK[low], low)
+  more = np.flatnonzero(k > 8)
+  if more.size:
+    s, km = starts[more], k[more]
+    mid = np.minimum(km - 8, 8)
+    vm, okm = _eight_digits(win[s + km - 8 - mid] & _MASK[mid], mid)
+    top = np.maximum(km - 16, 0)
+    vt, okt = _eight_digits(win[s] & _MASK[top], top)
+    v[more] += vm * np.uint64(10**8) + vt * np.uint64(10**16)
+    ok[more] &= okm & okt
+  return v, ok
+
+
+def _first_byte(win: np.ndarray, starts: np.ndarray, lens: np.ndarray, pattern: np.uint64,
+                fold: bool = False) -> np.ndarray:
+  """The position of the first byte equal to ``pattern``'s (after lower-casing if ``fold``)
+  in each field, or the field's length: a zero byte of ``w ^ pattern`` found by the borrow
+  trick, its place by the exponent of the lowest set bit."""
+  pos = lens.astype(np.int64)
+  rest, j = np.flatnonzero(lens > 0), 0
+  while rest.size:
+    left = lens[rest] - j
+    w = win[starts[rest] + j]
+    x = (w | _W_CASE if fold else w) ^ pattern
+    z = (x - _W_ONES) & ~x & _W_HIGH & _MASK[np.minimum(left, 8)]
+    found = z != 0
+    if found.any():
+      bit = np.frexp((z[found] & (~z[found] + np.uint64(1))).astype(np.float64))[1]
+      pos[rest[found]] = j + (bit - 8) // 8
+    rest, j = rest[~found & (left > 8)], j + 8
+  return pos
+
+
+def _sign(win: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray,
+                                                                          np.ndarray]:
+  first = win[starts] & np.uint64(0xFF)
+  neg = (first == 45) & (lens > 0)
+  return neg, neg | ((first == 43) & (lens > 0))
+
+
+def _parse_ints(buf: np.ndarray, win: np.ndarray, starts: np.ndarray,
+                lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """int64 values of ``[+-]digits`` fields, and a status per field (0 ok, 1 not an integer,
+  2 outside int64's range). Up to 8 unsigned digits (ranks, grades) take one 8-byte word."""
+  w = win[starts] & _MASK[np.clip(lens, 0, 8)]
+  v, ok = _eight_digits(w, np.clip(lens, 0, 8))
+  ok &= (lens >= 1) & (lens <= 8)
+  values = v.view(np.int64)
+  status = np.where(ok, 0, 1).astype(np.int8)
+  rest = np.flatnonzero(~ok)
+  if rest.size:  # signs, more digits
+    s, n = starts[rest], lens[rest]
+    neg, signed = _sign(win, s, n)
+    k = n - signed
+    fits = (k >= 1) & (k <= 19)
+    v, ok = _digit_run(win, s + signed, np.where(fits, k, 0))
+    in_range = v <= np.where(neg, 2**63, 2**63 - 1).astype(np.uint64)
+    values[rest] = np.where(neg, np.uint64(0) - v, v).view(np.int64)
+    status[rest] = np.where(ok & fits, np.where(in_range, 0, 2), 1)
+    for i in rest[k > 19].tolist():  # leading zeros, or too big
+      text = buf[starts[i]:starts[i] + lens[i]].tobytes()
+      body = text[1:] if text[:1] in (b"+", b"-") else text
+      if not (body.isdigit() and body.isascii()):
+        status[i] = 1
+      elif -2**63 <= int(text) < 2**63:
+        values[i], status[i] = int(text), 0
+      else:
+        status[i] = 2
+  return values, status
+
+
+def _decimal_value(m: np.ndarray, e: np.ndarray, neg: np.ndarray, slow_text) -> np.ndarray:
+  """``-+m * 10**e`` correctly rounded (``m`` < 10**19 uint64, ``e`` int64): Clinger's fast path
+  in doubles for ``m <= 2**53``, ``|e| <= 22`` (both factors exact, one rounding); x86's 80-bit
+  long double for ``|e| <= 27`` unless its result lies exactly halfway between two doubles
+  (then a second rounding could differ); Python's parser (``slow_text(i)``) for the rest."""
+  v = np.zeros(m.size)
+  zero = m == 0
+  fast = ~zero & (m <= 2**53) & (np.abs(e) <= 22)
+  mf, p = m.astype(np.float64), _POW10_F[np.clip(np.abs(e), 0, 22)]
+  v[fast] = np.where(e >= 0, mf * p, mf / p)[fast]
+  slow = ~zero & ~fast
+  if _EXTENDED and slow.any():
+    ext = np.flatnonzero(slow & (np.abs(e) <= 27))
+    ml, pl = m[ext].astype(np.longdouble), _POW10_L[np.abs(e[ext])]
+    q = np.where(e[ext] >= 0, ml * pl, ml / pl)
+    d = q.astype(np.float64)
+    r = np.abs(q - d.astype(np.longdouble))
+    half = np.spacing(d).astype(np.longdouble) / 2
+    exact = (r != half) & (r != half / 2)
+    v[ext[exact]] = d[exact]
+    slow[ext[exact]] = False
+  v = np.where(neg, -v, v)
+  for i in np.flatnonzero(slow).tolist():
+    v[i] = slow_text(i)
+  return v
+
+
+def _parse_floats(buf: np.ndarray, win: np.ndarray, starts: np.ndarray,
+                  lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """float64 values of C-syntax numbers (see the module docstring) and a status per field (0
+  ok, 1 not a number, 2 NaN). Fields of at most 8 bytes after the sign with at most one dot
+  (``0.850620``, ``-12.5``, ``17``) take one 8-byte word: the dot found by the borrow trick,
+  the bytes after it shifted down over it, the digits read at once (:func:`_eight_digits`),
+  ``M / 10**digits after the dot`` (exact: Clinger). Other decimals ``[+-]I[.F][e[+-]X]``,
+  ``I`` and ``F`` up to 19 digits together and ``X`` up to 5, read each part so
+  (:func:`_decimal_parts`); ``inf``, ``infinity`` and ``nan`` (any case) by comparing words;
+  anything else (more digits, longer exponents, not a number) one by one by
+  :func:`_python_float`."""
+  neg, signed = _sign(win, starts, lens)
+  s, n = starts + signed, lens - signed
+  values = np.zeros(lens.size)
+  ok = (n >= 1) & (n <= 8)
+  w = win[s] & _MASK[np.clip(n, 0, 8)]
+  x = w ^ _W_DOT
+  z = (x - _W_ONES) & ~x & _W_HIGH & _MASK[np.clip(n, 0, 8)]
+  has_dot = z != 0
+  dot = np.where(has_dot, (np.frexp((z & (~z + np.uint64(1))).astype(np.float64))[1] - 8) // 8,
+                 n).astype(np.int64)
+  low = _MASK[np.clip(dot, 0, 8)]
+  digits = np.where(has_dot, (w & low) | ((w >> np.uint64(8)) & ~low), w)
+  k = np.where(has_dot, n - 1, n)
+  m, good = _eight_digits(digits, np.clip(k, 0, 8))
+  ok &= good & (k >= 1)
+  nf = np.where(has_dot, n - 1 - dot, 0)
+  v = m.astype(np.float64) / _POW10_F[np.clip(nf, 0, 8)]
+  values[ok] = np.where(neg, -v, v)[ok]
+  status = np.zeros(lens.size, np.int8)
+  rest = np.flatnonzero(~ok)
+  if rest.size:
+    values[rest], status[rest] = _decimal_parts(buf, win, starts[rest], lens[rest], neg[rest],
+                                                s[rest], n[rest])
+  return values, status
+
+
+def _decimal_parts(buf: np.ndarray, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+                   neg: np.ndarray, s: np.ndarray, n: np.ndarray) -> tuple[np.ndarray,
+                                                                           np.ndarray]:
+  """:func:`_parse_floats` for the fields its one-word path left (``s``, ``n``: after the
+  sign): the integer, fraction and exponent digits found and read separately."""
+  epos = _first_byte(win, s, n, _W_E, fold=True)
+  dot = _first_byte(win, s, epos, _W_DOT)
+  has_dot, has_e = dot < epos, epos < n
+  ni, nf = dot, np.where(has_dot, epos - dot - 1, 0)
+  es = s + epos + 1
+  eneg, esigned = _sign(win, es, np.where(has_e, n - epos - 1, 0))
+  ek = np.where(has_e, n - epos - 1 - esigned, 0)
+  ok = (ni + nf >= 1) & (ni <= 19) & (nf <= 19) & (~has_e | ((ek >= 1) & (ek <= 5)))
+  vi, oki = _digit_run(win, s, np.where(ok, ni, 0))
+  vf, okf = _digit_run(win, s + dot + 1, np.where(ok, nf, 0))
+  vx, okx = _digit_run(win, es + esigned, np.where(ok, ek, 0))
+  ok &= oki & okf & okx & ((ni + nf <= 19) | (vi == 0))  # M below 10**19
+  nf = np.where(ok, nf, 0)
+  x = vx.astype(np.int64)
+  e = np.where(eneg, -x, x) - nf
+  m = np.where(ok, vi * _POW10[nf] + vf, 0)
+  values = _decimal_value(m, np.where(ok, e, 0), neg, lambda i: float(
+      buf[starts[i]:starts[i] + lens[i]].tobytes()))
+  status = np.zeros(lens.size, np.int8)
+  rest = np.flatnonzero(~ok)
+  if rest.size:
+    word = (win[s[rest]] | _W_CASE) & _MASK[np.clip(n[rest], 0, 8)]
+    inf = ((n[rest] == 3) & (word == _W_INF)) | ((n[rest] == 8) & (word == _W_INFINITY))
+    nan = (n[rest] == 3) & (word == _W_NAN)
+    values[rest[inf]] = np.where(neg[rest[inf]], -np.inf, np.inf)
+    status[rest[nan]] = 2
+    for i in rest[~inf & ~nan].tolist():  # longer numbers, or not numbers: one by one
+      values[i], status[i] = _python_float(buf[starts[i]:starts[i] + lens[i]].tobytes())
+  return values, status
+
+
+_DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # C's syntax
+
+
+def _python_float(text: bytes) -> tuple[float, int]:
+  """``(value, status)`` of one field (status 0 ok, 1 not a number, 2 NaN), read by Python's
+  correctly rounded parser once the field is known to be in C's syntax."""
+  if _DECIMAL.fullmatch(text):
+    return float(text), 0
+  signed = text[:1] in (b"+", b"-")
+  body = (text[1:] if signed else text).lower()
+  if body in (b"inf", b"infinity"):
+    return (-np.inf if text[:1] == b"-" else np.inf), 0
+  return (np.nan, 2) if body == b"nan" else (0.0, 1)
+
+
+def _pythonic(text: str, integer: bool) -> bool:
+  """Whether Python's ``int``/``float`` would accept ``text`` (which C's syntax does not)."""
+  try:
+    (int if integer else float)(text)
+  except ValueError:
+    return False
+  return True
+
+
+def _regular_fields(c: np.ndarray, eol: np.ndarray, nlines: int, nf: int,
+                    lo: int) -> tuple[list, list] | None:
+  """Field bounds (lists of start and end arrays, one per field, in the buffer) when every line
+  of the block ``c`` (at ``lo``) is ``nf`` non-empty fields joined by single spaces with an LF
+  at its end (the common file: the caller checked that no byte below 32 but LF occurs), else
+  None."""
+  sp = np.flatnonzero(c == 32)
+  if not nlines or sp.size != (nf - 1) * nlines or (np.diff(sp) < 2).any():
+    return None
+  sp = sp.reshape(nlines, nf - 1)
+  line_end = np.empty(nlines, np.int64)
+  line_end[:eol.size] = eol[:nlines]
+  line_end[eol.size:] = c.size  # a last line without LF (end of the data)
+  line_start = np.zeros(nlines, np.int64)
+  line_start[1:] = line_end[:-1] + 1
+  if not ((sp[:, 0] > line_start).all() and (sp[:, -1] + 1 < line_end).all() and
+          (c[line_start] != 35).all()):
+    return None
+  starts = [line_start + lo] + [sp[:, j] + (lo + 1) for j in range(nf - 1)]
+  ends = [sp[:, j] + lo for j in range(nf - 1)] + [line_end + lo]
+  return starts, ends
+
+
+class _Block:
+  """The data lines of one block: per row the query and document ids (start, length, hash in
+  the buffer), the integer and float columns and the line (0-based, in the block); and the
+  number of line ends in the block."""
+
+  __slots__ = ("buf", "win", "n", "lines", "q_start", "q_len", "q_hash", "d_start", "d_len",
+               "d_hash", "ints", "floats", "nlines")
+
+  def tag(self, row: int) -> str:
+    """The run tag (6th field) of row ``row``'s line."""
+    start = stop = int(self.q_start[row])
+    while True:
+      c = self.buf[stop:stop + 4096]
+      ends = np.flatnonzero((c == 10) | (c == 13) | (c == 0))
+      if ends.size or c.size < 4096:
+        stop += int(ends[0]) if ends.size else c.size
+        return self.buf[start:stop].tobytes().split()[5].decode()
+      stop += c.size
+
+
+def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: _Format, name: str,
+                 line0: int) -> _Block:
+  """Splits the whole lines ``buf[lo:hi]`` (``line0`` lines before them) into a :class:`_Block`.
+  Raises :class:`TrecFormatError` for the block's first bad line (encoding problems first
+  within a line).
+
+  A block of regular lines (single spaces, LF, a fixed number of fields) is split by the
+  positions of its spaces (:func:`_regular_fields`); any other by the edges of its whitespace
+  runs. Both give the same fields."""
+  win = _windows(buf)
+  c = buf[lo:hi]
+  need = 5 if fmt.float_field is not None else 4  # fields used: qid, -, docid, int, float
+  simple = int(np.count_nonzero(c < 32))
+  eol_mask = c == 10
+  eol = np.flatnonzero(eol_mask)
+  nlines = eol.size + int(c.size > 0 and c[-1] != 10)
+  regular = None
+  if simple == eol.size:  # no byte below 32 but LF: no CR, tab, \v, \f, NUL
+    regular = _regular_fields(c, eol, nlines, fmt.max or fmt.min, lo)
+  errors: list[tuple[int, int, str]] = []  # (line index in the block, priority, message)
+  if regular is None and simple != eol.size:
+    eol_mask = _line_ends(c, int(buf[hi]))
+    eol = np.flatnonzero(eol_mask)
+    nlines = eol.size + int(c.size > 0 and not eol_mask[-1])
+
+  def line_col(p: int) -> tuple[int, int]:
+    at = int(np.searchsorted(eol, p))
+    return at, p - (int(eol[at - 1]) + 1 if at else 0) + 1
+
+  if c.size and c.max() >= 128:
+    try:
+      codecs.utf_8_decode(c.data, "strict", True)
+    except UnicodeDecodeError as e:
+      at, col = line_col(e.start)
+      errors.append((at, 0, f"invalid UTF-8 (byte 0x{int(c[e.start]):02x} at column {col}); "
+                            "TREC files are read as UTF-8"))
+  if regular is not None:
+    starts, ends = regular
+    lines = np.arange(nlines)
+  else:
+    if not c.all():
+      at, col = line_col(int(np.argmin(c)))
+      errors.append((at, 0, f"NUL byte at column {col}; a TREC file is text and ids cannot "
+                            "hold NUL"))
+    ws = (c == 32) | ((c - np.uint8(9)) <= np.uint8(4))  # space, \t, \n, \v, \f, \r
+    edges = np.flatnonzero(np.diff(ws.view(np.int8), prepend=np.int8(1), append=np.int8(1)))
+    t_starts, t_ends = edges[0::2] + lo, edges[1::2] + lo
+    line_starts = np.zeros(nlines, np.int64)
+    line_starts[1:] = eol[:nlines - 1] + (lo + 1)
+    line_starts[0] = lo
+    first = np.searchsorted(t_starts, line_starts)
+    count = np.diff(first, append=t_starts.size)
+    lines = np.flatnonzero(count)
+    lines = lines[buf[t_starts[first[lines]]] != 35]  # '#': a comment line
+    count = count[lines]
+    bad = (count < fmt.min) if fmt.max is None else (count != fmt.max)
+    if bad.any():
+      i = int(np.argmax(bad))
+      want = f"at least {fmt.min}" if fmt.max is None else f"{fmt.max}"
+      errors.append((int(lines[i]), 1, f"expected {want} whitespace-separated fields, got "
+                                       f"{int(count[i])}"))
+      lines = lines[~bad]
+    tok = first[lines]
+    starts = [t_starts[tok + j] for j in range(need)]
+    ends = [t_ends[tok + j] for j in range(need)]
+
+  def number(field: int, parse, what: str, messages: dict[int, str]) -> np.ndarray:
+    s = starts[field]
+    n = ends[field] - s
+    values, status = parse(buf, win, s, n)
+    if status.any():
+      i = int(np.flatnonzero(status)[0])
+      text = _text(buf, int(s[i]), int(n[i]))
+      if status[i] == 1 and _pythonic(text, parse is _parse_ints):
+        status[i] = 3  # Python would read it (1_000, full-width digits): say which syntax
+      errors.append((int(lines[i]), 1, f"{what} {messages[int(status[i])]}, got {text!r}" +
+                     (" (NaN has no order)" if status[i] == 2 and parse is _parse_floats else
+                      "")))
+    return values
+
+  ints = number(3, _parse_ints, fmt.int_name,
+                {1: "must be an integer", 2: f"must be an integer {INT64_RANGE}",
+                 3: "must be an integer in C syntax ([+-]digits)"})
+  floats = None if fmt.float_field is None else number(fmt.float_field, _parse_floats, _SCORE, {
+      1: "must be a number", 2: "must be a number",
+      3: "must be a number in C syntax ([+-]digits[.digits][e[+-]digits], or inf)"})
+  if errors:
+    at, _, message = min(errors)
+    raise TrecFormatError(f"{name}:{line0 + at + 1}: {message}")
+  b = _Block()
+  b.buf, b.win, b.n, b.lines, b.nlines = buf, win, lines.size, lines, int(eol.size)
+  b.ints, b.floats = ints, floats
+  for key, field in (("q", 0), ("d", 2)):
+    s, n = starts[field], ends[field] - starts[field]
+    setattr(b, key + "_start", s)
+    setattr(b, key + "_len", n)
+    setattr(b, key + "_hash", _hash_ids(win, s, n))
+  return b
+
+
+class _Builder:
+  """The rows of a run or qrels being read (appended a block, or part of one, at a time): codes
+  into two :class:`_Vocab` s, and the integer and float columns."""
+
+  def __init__(self, fmt: _Format, rows: int, *, lines: bool = False) -> None:
+    self.fmt, self.rows = fmt, rows
+    self.q, self.d = _Vocab(1024), None
+    self.q_codes, self.d_codes = _Column(np.int32, rows), _Column(np.int32, rows)
+    self.ints = _Column(np.int64, rows)
+    self.floats = _Column(np.float64, rows) if fmt.float_field is not None else None
+    self.lines = _Column(np.int64, rows) if lines else None
+    self.tag, self.last_q = "jaxrank", None  # the last row's tag and query hash
+
+  def __len__(self) -> int:
+    return self.q_codes.n
+
+  def add(self, b: _Block, lo: int, hi: int, line0: int, expected_docs: int) -> None:
+    """Appends rows ``lo:hi`` of block ``b`` (which starts after ``line0`` lines)."""
+    if hi <= lo:
+      return
+    if self.d is None:
+      self.d = _Vocab(expected_docs)
+    if self.q_codes.n + hi - lo > 2**31 - 1:
+      raise ValueError("more than 2**31 - 1 lines: not supported")
+    s, n, h = b.q_start[lo:hi], b.q_len[lo:hi], b.q_hash[lo:hi]
+    same = np.flatnonzero(h[1:] == h[:-1]) + 1  # a query's lines come together: streaks
+    try:
+      _check_equal(b.win, s[same], n[same], b.win, s[same - 1], n[same - 1])
+    except _Collision:  # two queries' ids with one hash: the vocabulary sorts it out
+      same = same[:0]
+    if same.size:
+      head = np.ones(h.size, bool)
+      head[same] = False
+      heads = np.flatnonzero(head)
+      codes = self.q.add(b.buf, b.win, s[heads], n[heads], h[heads])[np.cumsum(head) - 1]
+    else:
+      codes = self.q.add(b.buf, b.win, s, n, h)
+    self.q_codes.append(codes)
+    self.d_codes.append(self.d.add(b.buf, b.win, b.d_start[lo:hi], b.d_len[lo:hi],
+                                   b.d_hash[lo:hi]))
+    self.ints.append(b.ints[lo:hi])
+    if self.floats is not None:
+      self.floats.append(b.floats[lo:hi])
+      self.tag = b.tag(hi - 1)
+    if self.lines is not None:
+      self.lines.append(b.lines[lo:hi] + line0)
+    self.last_q = h[-1]
+
+  def _vocab(self, key: str) -> Ids:
+    vocab = getattr(self, key)
+    return vocab.ids() if vocab is not None else Ids.from_strings([])[0]
+
+  def run(self) -> Run:
+    return Run(qid_codes=self.q_codes.view(), qid_vocab=self._vocab("q"),
+               docid_codes=self.d_codes.view(), docid_vocab=self._vocab("d"),
+               score=self.floats.view(), rank=self.ints.view(), tag=self.tag)
+
+  def qrels(self) -> Qrels:
+    return Qrels(qid_codes=self.q_codes.view(), qid_vocab=self._vocab("q"),
+                 docid_codes=self.d_codes.view(), docid_vocab=self._vocab("d"),
+                 rel=self.ints.view())
+
+
+def _size_of(f: Any) -> int | None:
+  try:
+    return os.fstat(f.fileno()).st_size if f.seekable() and not hasattr(f, "mtime") else None
+  except (OSError, AttributeError, ValueError):
+    return None
+
+
+def _read(path: PathLike | bytes, name: str | None, fmt: _Format) -> _Builder:
+  f, name, close = _open(path, name)
+  try:
+    size = _size_of(f)
+    if size is None and isinstance(f, BytesIO):
+      size = len(f.getbuffer())
+    rows = (size + 1) // (2 * fmt.min) + 1 if size is not None else 1 << 20  # an upper bound
+    builder, line = _Builder(fmt, rows), 0
+    for buf, lo, hi in _blocks(f, name):
+      b = _split_block(buf, lo, hi, fmt, name, line)
+      expected = rows if size is None else max(1024, int(b.n * size / max(hi - lo, 1) * 1.1))
+      builder.add(b, 0, b.n, line, min(expected, rows))
+      line += b.nlines
+    return builder
+  finally:
+    if close is not None:
+      close()
 
 
 def read_run(path: PathLike | bytes, *, name: str | None = None) -> Run:
   """Reads a TREC run file ``qid Q0 docid rank score tag [ignored ...]``.
 
+  The format rules (separators, line ends, UTF-8, C number syntax) are in the module
+  docstring; gzip content is decompressed, ``"-"`` reads standard input. Reads a block of
+  about a megabyte at a time: memory holds the result, not the file.
+
   Args:
-    path: a file path, or the file's content as bytes.
+    path: a file path, ``"-"``, or the file's content as bytes.
     name: the name used in error messages (default: the path).
 
   Returns:
-    A :class:`Run` (rows in file order).
+    A :class:`Run` (rows in file order; ``tag`` from the last line, trec_eval's ``runid``).
 
   Example:
     >>> from jaxrank import io
     >>> run = io.read_run(b"q1 Q0 d#1 1 2.5 bm25\\n# a comment\\n\\nq1 Q0 d2 2 1.5 bm25\\n")
-    >>> run.docid.tolist(), run.score.tolist(), run.tag
-    ([b'd#1', b'd2'], [2.5, 1.5], 'bm25')
+    >>> run.docid_vocab.tolist(), run.docid_codes.tolist(), run.score.tolist(), run.tag
+    (['d#1', 'd2'], [0, 1], [2.5, 1.5], 'bm25')
   """
-  data, name = _read(path, name)
-  fast = _fast(data, "ssif-", (0, 2, 3, 4, 5))
-  if fast is not None and not np.isnan(fast[3]).any():  # NaN: reread to name its line
-    qid, docid, rank, score, _ = fast
-    return Run(qid=qid, docid=docid, score=score, rank=rank, tag=_last_tag(data))
-  buf, s, e, lines = _fields(data, name, 6, None)
-  if lines.size == 0:
-    return Run(*(np.zeros(0, t) for t in ("S1", "S1", np.float64, np.int64)))
-  qid = _strings(buf, s[:, 0], e[:, 0])
-  docid = _strings(buf, s[:, 2], e[:, 2])
-  rank = _numbers(_strings(buf, s[:, 3], e[:, 3]), np.int64, "the rank (4th field)", name, lines)
-  score = _numbers(_strings(buf, s[:, 4], e[:, 4]), np.float64, "the score (5th field)", name,
-                   lines)
-  nan = np.flatnonzero(np.isnan(score))
-  if nan.size:
-    raise TrecFormatError(f"{name}:{int(lines[nan[0]])}: the score (5th field) must be a number, "
-                          f"got {bytes(buf[s[nan[0], 4]:e[nan[0], 4]]).decode()!r} (NaN has no "
-                          "order)")
-  tag = bytes(buf[s[-1, 5]:e[-1, 5]]).decode(errors="replace")
-  return Run(qid=qid, docid=docid, score=score, rank=rank, tag=tag)
+  return _read(path, name, _RUN).run()
 
 
 def read_qrels(path: PathLike | bytes, *, name: str | None = None) -> Qrels:
   """Reads a TREC qrels file ``qid iter docid rel`` (integer ``rel``; ``-1`` = unjudged).
 
+  Same rules and arguments as :func:`read_run`.
+
   Example:
     >>> from jaxrank import io
     >>> qrels = io.read_qrels(b"q1 0 d1 2\\nq1 0 d2 0\\n")
-    >>> qrels.docid.tolist(), qrels.rel.tolist()
-    ([b'd1', b'd2'], [2, 0])
+    >>> qrels.docid_vocab.tolist(), qrels.rel.tolist()
+    (['d1', 'd2'], [2, 0])
   """
-  data, name = _read(path, name)
-  fast = _fast(data, "s-si", None)
-  if fast is not None:
-    return Qrels(qid=fast[0], docid=fast[2], rel=fast[3])
-  buf, s, e, lines = _fields(data, name, 4, 4)
-  if lines.size == 0:
-    return Qrels(*(np.zeros(0, t) for t in ("S1", "S1", np.int64)))
-  rel = _numbers(_strings(buf, s[:, 3], e[:, 3]), np.int64, "the relevance (4th field)", name,
-                 lines)
-  return Qrels(qid=_strings(buf, s[:, 0], e[:, 0]), docid=_strings(buf, s[:, 2], e[:, 2]),
-               rel=rel)
+  return _read(path, name, _QRELS).qrels()
+
+
+def iter_run_chunks(path: PathLike | bytes, *, max_lines: int = 1_000_000,
+                    name: str | None = None) -> Iterator[Run]:
+  """Reads a run a few whole queries at a time, for runs bigger than memory.
+
+  Each :class:`Run` yielded holds whole queries, in file order: once a chunk has
+  ``max_lines`` data lines it ends where the query id next changes, so a chunk has
+  ``max_lines`` lines plus the rest of the query in progress (the last chunk may have fewer).
+  Its codes and vocabularies are its own (a document's code differs between chunks); its
+  ``tag`` is the tag of its last line, so the last chunk's is the file's ``runid``. Memory
+  stays within the chunk being read, whatever the file's size; gzip and ``"-"`` work as in
+  :func:`read_run`, and the file is read once, a block at a time. A query's lines must come
+  together: a query id that comes back after its chunk was yielded raises
+  :class:`TrecFormatError` naming the line (sort the file by query, or use :func:`read_run`).
+  Errors in the file are raised when the reading reaches them.
+
+  Example:
+    >>> from jaxrank import io
+    >>> text = b"a Q0 x 1 3 t\\na Q0 y 2 2 t\\nb Q0 x 1 1 t\\nc Q0 z 1 1 u\\n"
+    >>> [(r.qid_vocab.tolist(), len(r), r.tag) for r in io.iter_run_chunks(text, max_lines=1)]
+    [(['a'], 2, 't'), (['b'], 1, 't'), (['c'], 1, 'u')]
+    >>> list(io.iter_run_chunks(b"a Q0 x 1 3 t\\nb Q0 x 1 1 t\\na Q0 y 2 2 t\\n", max_lines=1))
+    Traceback (most recent call last):
+    ...
+    jaxrank.io.TrecFormatError: <bytes>:3: query 'a' appears again after its chunk was passed on \
+(iter_run_chunks needs each query's lines together: sort the file by query, or use read_run)
+  """
+  if isinstance(max_lines, bool) or not isinstance(max_lines, (int, np.integer)) or (
+      max_lines < 1):
+    raise ValueError(f"max_lines must be a positive integer, got {max_lines!r}")
+  f, name, close = _open(path, name)
+  return _chunks(f, name, close, int(max_lines))
+
+
+def _chunks(f: Any, name: str, close: Any, max_lines: int) -> Iterator[Run]:
+  seen: set[str] = set()
+
+  def emit(builder: _Builder) -> Run:
+    run = builder.run()
+    qids = run.qid_vocab.tolist()
+    again = seen.intersection(qids)
+    if again:
+      codes = [i for i, q in enumerate(qids) if q in again]
+      row = int(np.flatnonzero(np.isin(run.qid_codes, codes))[0])
+      raise TrecFormatError(
+          f"{name}:{int(builder.lines.a[row]) + 1}: query {qids[run.qid_codes[row]]!r} appears "
+          "again after its chunk was passed on (iter_run_chunks needs each query's lines "
+          "together: sort the file by query, or use read_run)")
+    seen.update(qids)
+    return run
+
+  try:
+    builder, line, hint = _Builder(_RUN, max_lines + 1024, lines=True), 0, max_lines
+    for buf, lo, hi in _blocks(f, name):
+      b = _split_block(buf, lo, hi, _RUN, name, line)
+      pos = 0
+      while pos < b.n:
+        if len(builder) < max_lines:  # fill up to max_lines
+          take = min(b.n, pos + max_lines - len(builder))
+          builder.add(b, pos, take, line, hint)
+          pos = take
+          continue
+        h = b.q_hash[pos:]  # then on to the end of the query in progress
+        change = np.flatnonzero(h != np.r_[builder.last_q, h[:-1]])
+        cut = pos + int(change[0]) if change.size else b.n
+        builder.add(b, pos, cut, line, hint)
+        pos = cut
+        if change.size:
+          yield emit(builder)
+          builder = _Builder(_RUN, max_lines + 1024, lines=True)
+      line += b.nlines
+    if len(builder):
+      yield emit(builder)
+  finally:
+    if close is not None:
+      close()
 
 
 # ----------------------------------------------------------------------------------------------
 # Writing.
 
 
-def _text(values: np.ndarray) -> list[str]:
-  return [v.decode() if isinstance(v, bytes) else str(v) for v in values.tolist()]
+def _check_writable(vocab: Ids, what: str, qid: bool) -> None:
+  """Ids that would not read back: empty, with a separator byte, or a qid starting with '#'."""
+  if not len(vocab):
+    return
+  data = vocab._words.view(np.uint8)
+  heads = 8 * vocab._woff[:-1]
+  ws = (data == 32) | ((data - np.uint8(9)) <= np.uint8(4))
+  bad = np.logical_or.reduceat(ws, heads) | (vocab.lengths == 0)
+  if qid:
+    bad |= data[heads] == 35
+  if bad.any():
+    v = vocab[int(np.argmax(bad))]
+    raise ValueError(f"{what} {v!r} cannot be written to a TREC file: ids must be non-empty, "
+                     "without whitespace (space, \\t, \\n, \\v, \\f, \\r), and a qid must not "
+                     "start with '#'")
 
 
-def _writable(values: np.ndarray, what: str) -> None:
-  """Ids that would not read back (whitespace splits a field, a leading '#' makes a comment)."""
-  for v in _text(np.unique(values)):
-    if not v or any(c.isspace() for c in v) or (what.endswith("qid") and v.startswith("#")):
-      raise ValueError(f"{what} {v!r} cannot be written to a TREC file: ids must be non-empty, "
-                       "without whitespace, and a qid must not start with '#'")
+def _byte_rank(vocab: Ids) -> np.ndarray:
+  """Each code's position in byte (strcmp) order."""
+  rank = np.empty(len(vocab), np.int64)
+  rank[vocab.argsort()] = np.arange(len(vocab))
+  return rank
 
 
 def write_run(run: Run | Mapping[str, Mapping[str, float]], path: PathLike, *,
               tag: str | None = None) -> None:
-  """Writes a run as ``qid Q0 docid rank score tag``, ranks 1.. in trec_eval's order per query.
+  """Writes a run as ``qid Q0 docid rank score tag``, ranks 1.. in trec_eval's order per query
+  (score descending, then doc id descending), queries in byte order; scores are written with
+  ``repr``, so they read back exactly.
 
   Example:
     >>> import os, tempfile
@@ -324,23 +1552,25 @@ def write_run(run: Run | Mapping[str, Mapping[str, float]], path: PathLike, *,
     'q1 Q0 b 1 0.9 demo\\nq1 Q0 a 2 0.5 demo\\n'
   """
   run = as_run(run)
-  _writable(run.qid, "run qid")
-  _writable(run.docid, "run docid")
+  _check_writable(run.qid_vocab, "run qid", True)
+  _check_writable(run.docid_vocab, "run docid", False)
   tag = run.tag if tag is None else tag
-  if any(c.isspace() for c in tag) or not tag:
+  if not isinstance(tag, str) or not tag or any(c in " \t\n\v\f\r" for c in tag):
     raise ValueError(f"tag must be a non-empty string without whitespace, got {tag!r}")
-  order = np.lexsort((_descending(run.docid), -run.score, run.qid))
-  qid, docid, score = run.qid[order], run.docid[order], run.score[order]
-  start = np.r_[True, qid[1:] != qid[:-1]] if qid.size else np.zeros(0, bool)
-  group = np.cumsum(start) - 1
-  rank = np.arange(qid.size) - np.flatnonzero(start)[group] + 1
-  with open(path, "w", encoding="utf-8") as f:
-    for q, d, r, v in zip(_text(qid), _text(docid), rank.tolist(), score.tolist()):
-      f.write(f"{q} Q0 {d} {r} {v!r} {tag}\n")
+  qrank = _byte_rank(run.qid_vocab)[run.qid_codes]
+  order = np.lexsort((-_byte_rank(run.docid_vocab)[run.docid_codes], -run.score, qrank))
+  q = qrank[order]
+  start = np.r_[True, q[1:] != q[:-1]] if q.size else np.zeros(0, bool)
+  rank = np.arange(q.size) - np.flatnonzero(start)[np.cumsum(start) - 1] + 1
+  qs, ds = run.qid_vocab.tolist(), run.docid_vocab.tolist()
+  with open(path, "w", encoding="utf-8", newline="\n") as f:
+    f.writelines(f"{qs[a]} Q0 {ds[b]} {r} {v!r} {tag}\n" for a, b, r, v in zip(
+        run.qid_codes[order].tolist(), run.docid_codes[order].tolist(), rank.tolist(),
+        run.score[order].tolist()))
 
 
 def write_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]], path: PathLike) -> None:
-  """Writes qrels as ``qid 0 docid rel``, sorted by qid then docid.
+  """Writes qrels as ``qid 0 docid rel``, sorted by qid then docid (byte order).
 
   Example:
     >>> import os, tempfile
@@ -351,92 +1581,140 @@ def write_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]], path: PathLike) 
     'q1 0 a 2\\nq1 0 b 0\\n'
   """
   qrels = as_qrels(qrels)
-  _writable(qrels.qid, "qrels qid")
-  _writable(qrels.docid, "qrels docid")
-  order = np.lexsort((qrels.docid, qrels.qid))
-  with open(path, "w", encoding="utf-8") as f:
-    for q, d, r in zip(_text(qrels.qid[order]), _text(qrels.docid[order]),
-                       qrels.rel[order].tolist()):
-      f.write(f"{q} 0 {d} {r}\n")
-
-
-def _descending(strings: np.ndarray) -> np.ndarray:
-  """An int key that sorts byte strings in descending order."""
-  _, inverse = np.unique(strings, return_inverse=True)
-  return -inverse.reshape(-1)
+  _check_writable(qrels.qid_vocab, "qrels qid", True)
+  _check_writable(qrels.docid_vocab, "qrels docid", False)
+  order = np.lexsort((_byte_rank(qrels.docid_vocab)[qrels.docid_codes],
+                      _byte_rank(qrels.qid_vocab)[qrels.qid_codes]))
+  qs, ds = qrels.qid_vocab.tolist(), qrels.docid_vocab.tolist()
+  with open(path, "w", encoding="utf-8", newline="\n") as f:
+    f.writelines(f"{qs[a]} 0 {ds[b]} {r}\n" for a, b, r in zip(
+        qrels.qid_codes[order].tolist(), qrels.docid_codes[order].tolist(),
+        qrels.rel[order].tolist()))
 
 
 # ----------------------------------------------------------------------------------------------
 # Conversions from Python dicts (pytrec_eval's form).
 
-
-def _ids(values: list, what: str) -> np.ndarray:
-  for v in values:
-    if not isinstance(v, str):
-      raise TypeError(f"{what} must be strings, got {v!r} of type {type(v).__name__}")
-  return np.array([v.encode() for v in values], dtype=np.bytes_) if values else (
-      np.zeros(0, "S1"))
+_NUMBER = (int, float, np.integer, np.floating)
+_BOOL = (bool, np.bool_)
 
 
-def _flatten(mapping: Mapping, what: str, value_ok) -> tuple[list, list, list]:
-  qids, docids, values = [], [], []
+def _flatten(mapping: Any, what: str):
+  """``(qid codes, qid vocabulary, doc codes, doc vocabulary, values, locate)`` of a
+  ``{qid: {docid: value}}`` dict; ``locate(i)`` gives row ``i``'s ``(qid, docid, value)``."""
   if not isinstance(mapping, Mapping):
     raise TypeError(f"{what} must be a dict {{qid: {{docid: value}}}}, got "
                     f"{type(mapping).__name__}")
-  for q, docs in mapping.items():
+  qids, inner = list(mapping), list(mapping.values())
+  for q, docs in zip(qids, inner):
     if not isinstance(docs, Mapping):
       raise TypeError(f"{what}[{q!r}] must be a dict {{docid: value}}, got "
                       f"{type(docs).__name__}")
-    for d, v in docs.items():
-      problem = value_ok(v)
-      if problem:
-        raise ValueError(f"{what}[{q!r}][{d!r}] {problem}, got {v!r}")
-      qids.append(q)
-      docids.append(d)
-      values.append(v)
-  return qids, docids, values
+  counts = np.fromiter(map(len, inner), np.int64, count=len(inner))
+  keep = [q for q, n in zip(qids, counts.tolist()) if n]
+  try:
+    qvocab = Ids._from_unique(keep)
+  except _BadId as e:
+    raise (TypeError if e.reason == "type" else ValueError)(
+        _bad_id_message(f"{what} qid", keep[e.index], e.reason)) from None
+  docids = list(chain.from_iterable(inner))
+  values = list(chain.from_iterable(d.values() for d in inner))
+  ends = np.cumsum(counts)
+
+  def locate(i: int) -> tuple[Any, Any, Any]:
+    return qids[int(np.searchsorted(ends, i, "right"))], docids[i], values[i]
+
+  try:
+    dvocab, dcodes = Ids.from_strings(docids)
+  except _BadId as e:
+    q, d, _ = locate(e.index)
+    raise (TypeError if e.reason == "type" else ValueError)(
+        _bad_id_message(f"{what} doc id", d, e.reason, q)) from None
+  qcodes = np.repeat(np.arange(len(keep), dtype=dcodes.dtype), counts[counts > 0])
+  return qcodes, qvocab, dcodes, dvocab, values, locate
 
 
-def _score_problem(v: Any) -> str | None:
-  if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-    return "must be a number (the score)"
-  if v != v:
-    return "must be a number (the score), not NaN (NaN has no order)"
-  return None
+def _first_bad(values: list, ok) -> int:
+  return next(i for i, v in enumerate(values) if not ok(v))
 
 
-def _grade_problem(v: Any) -> str | None:
-  if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-    if isinstance(v, (float, np.floating)) and float(v).is_integer():
-      return None
-    return "must be an integer grade"
-  return None
+def _scores(values: list, locate, what: str) -> np.ndarray:
+  def number(v: Any) -> bool:
+    return isinstance(v, _NUMBER) and not isinstance(v, _BOOL)
+
+  types = set(map(type, values))
+  if not all(issubclass(t, _NUMBER) and not issubclass(t, _BOOL) for t in types):
+    q, d, v = locate(_first_bad(values, number))
+    raise ValueError(f"{what}[{q!r}][{d!r}] must be a number (the score), got {v!r}")
+  try:
+    scores = np.array(values, np.float64)
+  except OverflowError:
+    q, d, v = locate(_first_bad(values, lambda v: abs(v) <= sys.float_info.max))
+    raise ValueError(f"{what}[{q!r}][{d!r}] must be a number (the score) within float64's "
+                     f"range, got {v!r}") from None
+  nan = np.flatnonzero(np.isnan(scores))
+  if nan.size:
+    q, d, v = locate(int(nan[0]))
+    raise ValueError(f"{what}[{q!r}][{d!r}] must be a number (the score), not NaN (NaN has no "
+                     f"order), got {v!r}")
+  return scores
+
+
+def _grade_ok(v: Any) -> bool:
+  if isinstance(v, (int, np.integer)):  # bool too: True/False are 1/0
+    return -2**63 <= int(v) < 2**63
+  if isinstance(v, (float, np.floating)):
+    return bool(np.isfinite(v)) and float(v).is_integer() and -2.0**63 <= float(v) < 2.0**63
+  return False
+
+
+def _grades(values: list, locate, what: str) -> np.ndarray:
+  types = set(map(type, values))
+  try:
+    if all(issubclass(t, (int, np.integer)) for t in types) and not any(
+        issubclass(t, np.unsignedinteger) for t in types):
+      return np.array(values, np.int64)
+    if all(issubclass(t, (float, np.floating)) for t in types):
+      grades = np.array(values, np.float64)
+      if (np.isfinite(grades) & (grades == np.round(grades)) & (grades >= -2.0**63) &
+          (grades < 2.0**63)).all():
+        return grades.astype(np.int64)
+    elif all(map(_grade_ok, values)):
+      return np.array([int(v) for v in values], np.int64)
+  except OverflowError:
+    pass
+  q, d, v = locate(_first_bad(values, _grade_ok))
+  integral = isinstance(v, (int, np.integer)) or (
+      isinstance(v, (float, np.floating)) and np.isfinite(v) and float(v).is_integer())
+  raise ValueError(f"{what}[{q!r}][{d!r}] must be an integer grade"
+                   f"{' ' + INT64_RANGE if integral else ''}, got {v!r}")
 
 
 def as_run(run: Run | Mapping[str, Mapping[str, float]]) -> Run:
   """A :class:`Run` from a Run or a pytrec_eval-style ``{qid: {docid: score}}`` dict.
 
-  Ids must be strings; a score that is not a number (or is NaN) is an error naming the query
-  and the document. Infinite scores are kept (``-inf`` ranks last).
+  Ids must be ``str`` without NUL characters or lone surrogates (what a UTF-8 TREC file can
+  hold); scores are numbers (not ``bool``, not NaN) within float64's range; infinite scores
+  are kept (``-inf`` ranks last). Errors name the query and the document.
 
   Example:
     >>> from jaxrank import io
     >>> run = io.as_run({"q1": {"d1": 0.5, "d2": 1}})
-    >>> run.qid.tolist(), run.docid.tolist(), run.score.tolist()
-    ([b'q1', b'q1'], [b'd1', b'd2'], [0.5, 1.0])
+    >>> run.qid.tolist(), run.docid_vocab.tolist(), run.score.tolist()
+    ([b'q1', b'q1'], ['d1', 'd2'], [0.5, 1.0])
   """
   if isinstance(run, Run):
     return run
-  qids, docids, scores = _flatten(run, "run", _score_problem)
-  return Run(qid=_ids(qids, "run qids"), docid=_ids(docids, "run doc ids"),
-             score=np.asarray(scores, np.float64),
-             rank=np.zeros(len(scores), np.int64), tag="jaxrank")
+  qc, qv, dc, dv, values, locate = _flatten(run, "run")
+  return Run(qid_codes=qc, qid_vocab=qv, docid_codes=dc, docid_vocab=dv,
+             score=_scores(values, locate, "run"), tag="jaxrank")
 
 
 def as_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]]) -> Qrels:
   """A :class:`Qrels` from a Qrels or a pytrec_eval-style ``{qid: {docid: grade}}`` dict.
 
-  Grades must be integers (``True``/``False`` count as 1/0); ``-1`` marks unjudged, as in TREC.
+  Grades must be integers within int64 (``True``/``False`` count as 1/0, integral floats are
+  accepted); ``-1`` marks unjudged, as in TREC. Ids as in :func:`as_run`.
 
   Example:
     >>> from jaxrank import io
@@ -445,9 +1723,9 @@ def as_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]]) -> Qrels:
   """
   if isinstance(qrels, Qrels):
     return qrels
-  qids, docids, rels = _flatten(qrels, "qrels", _grade_problem)
-  return Qrels(qid=_ids(qids, "qrels qids"), docid=_ids(docids, "qrels doc ids"),
-               rel=np.asarray(rels, np.float64).astype(np.int64))
+  qc, qv, dc, dv, values, locate = _flatten(qrels, "qrels")
+  return Qrels(qid_codes=qc, qid_vocab=qv, docid_codes=dc, docid_vocab=dv,
+               rel=_grades(values, locate, "qrels"))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -462,6 +1740,10 @@ def _pandas():
   return pandas
 
 
+def _strings(codes: np.ndarray, vocab: Ids) -> list[str]:
+  return np.array(vocab.tolist() or [""], dtype=object)[codes].tolist()
+
+
 def _column(frame, name: str, what: str):
   if name not in frame.columns:
     raise ValueError(f"{what}: the DataFrame has no column {name!r} (columns: "
@@ -469,13 +1751,12 @@ def _column(frame, name: str, what: str):
   return frame[name]
 
 
-def _id_column(frame, name: str, what: str) -> np.ndarray:
+def _id_column(frame, name: str, what: str) -> tuple[np.ndarray, Ids]:
   values = _column(frame, name, what)
   if values.isna().any():
     row = int(np.flatnonzero(values.isna().to_numpy())[0])
     raise ValueError(f"{what}: column {name!r} has a missing value at row {row}")
-  return np.array([str(v).encode() for v in values.tolist()], dtype=np.bytes_) if len(values) \
-      else np.zeros(0, "S1")
+  return _column_ids([str(v) for v in values.tolist()], f"{what}: column {name!r} id")
 
 
 def run_from_frame(frame: pandas.DataFrame, *, user_col: str = "user_id", item_col: str = "item_id",
@@ -508,8 +1789,8 @@ def run_from_frame(frame: pandas.DataFrame, *, user_col: str = "user_id", item_c
       raise ValueError(f"{what}: column {rank_col!r} has a missing value at row "
                        f"{int(np.flatnonzero(np.isnan(rank))[0])}")
     score, rank = -rank, rank.astype(np.int64)
-  return Run(qid=_id_column(frame, user_col, what), docid=_id_column(frame, item_col, what),
-             score=score, rank=rank)
+  (qc, qv), (dc, dv) = _id_column(frame, user_col, what), _id_column(frame, item_col, what)
+  return Run(qid_codes=qc, qid_vocab=qv, docid_codes=dc, docid_vocab=dv, score=score, rank=rank)
 
 
 def qrels_from_frame(frame: pandas.DataFrame, *, user_col: str = "user_id",
@@ -531,7 +1812,8 @@ def qrels_from_frame(frame: pandas.DataFrame, *, user_col: str = "user_id",
   if bad.size:
     raise ValueError(f"{what}: column {target_col!r} must hold integer grades, got "
                      f"{target[bad[0]]!s} at row {int(bad[0])}")
-  return Qrels(qid=_id_column(frame, user_col, what), docid=_id_column(frame, item_col, what),
+  (qc, qv), (dc, dv) = _id_column(frame, user_col, what), _id_column(frame, item_col, what)
+  return Qrels(qid_codes=qc, qid_vocab=qv, docid_codes=dc, docid_vocab=dv,
                rel=rel.astype(np.int64))
 
 
@@ -546,8 +1828,8 @@ def run_to_frame(run: Run | Mapping, *, user_col: str = "user_id", item_col: str
   """
   pd = _pandas()
   run = as_run(run)
-  return pd.DataFrame({user_col: _text(run.qid), item_col: _text(run.docid),
-                       score_col: run.score})
+  return pd.DataFrame({user_col: _strings(run.qid_codes, run.qid_vocab),
+                       item_col: _strings(run.docid_codes, run.docid_vocab), score_col: run.score})
 
 
 def qrels_to_frame(qrels: Qrels | Mapping, *, user_col: str = "user_id",
@@ -561,5 +1843,6 @@ def qrels_to_frame(qrels: Qrels | Mapping, *, user_col: str = "user_id",
   """
   pd = _pandas()
   qrels = as_qrels(qrels)
-  return pd.DataFrame({user_col: _text(qrels.qid), item_col: _text(qrels.docid),
+  return pd.DataFrame({user_col: _strings(qrels.qid_codes, qrels.qid_vocab),
+                       item_col: _strings(qrels.docid_codes, qrels.docid_vocab),
                        target_col: qrels.rel})

@@ -165,3 +165,159 @@ def test_infinite_scores_are_kept_and_nan_frames_rejected():
   frame = pd.DataFrame({"user_id": ["u", "u"], "item_id": ["a", "b"], "score": [0.5, None]})
   with pytest.raises(ValueError, match="column 'score' has a missing or NaN score at row 1"):
     io.run_from_frame(frame)
+
+
+# ---------------------------------------------------------------------------------------------
+# Ids as integer codes, blocks, gzip, stdin, chunks (issue 10 items 16-19, issue 11).
+
+
+def _rows(run):
+  return list(zip(run.qid.tolist(), run.docid.tolist(), run.rank.tolist(), run.score.tolist()))
+
+
+def test_codes_and_vocabularies_describe_the_rows():
+  run = io.read_run(b"q2 Q0 b 1 3 t\nq2 Q0 a 2 2 t\nq1 Q0 a 1 1 t\nq2 Q0 c 3 0 t\n")
+  assert run.qid_vocab.tolist() == ["q2", "q1"] and run.qid_codes.tolist() == [0, 0, 1, 0]
+  assert run.docid_vocab.tolist() == ["b", "a", "c"]
+  assert run.docid_codes.tolist() == [0, 1, 1, 2]
+  assert run.qid_codes.dtype == np.int32 and run.docid_codes.dtype == np.int32
+  assert run.qid.tolist() == [b"q2", b"q2", b"q1", b"q2"]  # the former columns, built lazily
+  qrels = io.read_qrels(b"q1 0 c 1\nq1 0 a 0\nq9 0 z 2\n")
+  assert run.docid_vocab.index(qrels.docid_vocab).tolist() == [2, 1, -1]
+  assert qrels.docid_vocab.index(run.docid_vocab).tolist() == [-1, 1, 0]
+  assert [run.docid_vocab[i] for i in run.docid_vocab.argsort()] == ["a", "b", "c"]
+
+
+def test_legacy_constructors_take_columns_of_ids():
+  run = io.Run(np.array([b"q", b"q"]), ["d\u00e0", "e"], [0.5, 0.25], [1, 2], "tag")
+  assert run.to_dict() == {"q": {"d\u00e0": 0.5, "e": 0.25}} and run.tag == "tag"
+  qrels = io.Qrels(qid=["q"], docid=[b"d"], rel=[2])
+  assert qrels.to_dict() == {"q": {"d": 2}}
+  with pytest.raises(ValueError, match="not valid UTF-8"):
+    io.Run([b"\xff"], ["d"], [1.0])
+  with pytest.raises(ValueError, match="one length"):
+    io.Run(["q"], ["d", "e"], [1.0])
+  with pytest.raises(AttributeError, match="immutable"):
+    run.tag = "other"
+
+
+IDS = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+              max_size=20)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(IDS, max_size=40), st.lists(IDS, max_size=40))
+def test_ids_factorize_index_and_sort_like_python(a, b):
+  va, ca = io.Ids.from_strings(a)
+  vb, _ = io.Ids.from_strings(b)
+  assert va.tolist() == list(dict.fromkeys(a)) and [va[i] for i in ca] == a
+  want = [va.tolist().index(x) if x in a else -1 for x in vb.tolist()]
+  assert va.index(vb).tolist() == want
+  plain = io.Ids._from_unique(vb.tolist())  # no hash table kept (dict keys): one is built
+  assert va.index(plain).tolist() == want
+  assert io.Ids._from_unique(va.tolist()).index(plain).tolist() == want
+  key = [s.encode() for s in va.tolist()]  # byte order, as strcmp
+  assert [key[i] for i in va.argsort()] == sorted(key)
+  assert va.bytes_array().tolist() == key
+
+
+@pytest.mark.parametrize("block", [16, 100, 4096])
+def test_many_blocks_read_like_one(monkeypatch, block):
+  """Lines cross block boundaries; ids repeat across blocks; long ids; CRLF split by a block."""
+  rng = np.random.default_rng(block)
+  lines = []
+  for i in range(600):
+    q = f"q{rng.integers(0, 7)}"
+    d = ["d", "doc-with-a-long-name-", "x"][i % 3] + str(rng.integers(0, 50))
+    end = ["\n", "\r\n", "\r"][rng.integers(0, 3)]
+    lines.append(f"{q} Q0 {d} {i} {rng.normal():.6f} t{i % 5}{end}")
+  text = "".join(lines).encode()
+  whole = io.read_run(text)
+  monkeypatch.setattr(io, "_BLOCK", block)
+  blocks = io.read_run(text)
+  assert _rows(blocks) == _rows(whole) and blocks.tag == whole.tag
+  assert blocks.docid_vocab.tolist() == whole.docid_vocab.tolist()
+  want = [(q, d, int(r), float(s)) for q, _, d, r, s, _ in (x.split() for x in lines)]
+  assert [(q.decode(), d.decode(), r, s) for q, d, r, s in _rows(whole)] == want
+
+
+def test_hash_collisions_cost_time_not_correctness(monkeypatch):
+  """Every id longer than 8 bytes gets one hash: the byte check notices, the dict takes over."""
+  real = io._hash_ids
+  monkeypatch.setattr(io, "_hash_ids", lambda win, s, n: np.where(n > 8, np.uint64(7),
+                                                                  real(win, s, n)))
+  ids = [f"long-document-{i % 37}" for i in range(500)] + ["short", "long-document-0"]
+  text = "".join(f"q{i % 3}-long-query Q0 {d} {i} 1 t\n" for i, d in enumerate(ids)).encode()
+  run = io.read_run(text)
+  assert run.docid_vocab.tolist() == list(dict.fromkeys(ids))
+  assert [run.docid_vocab[c] for c in run.docid_codes] == ids
+  assert run.qid_vocab.tolist() == ["q0-long-query", "q1-long-query", "q2-long-query"]
+  monkeypatch.setattr(io, "_BLOCK", 64)  # and when the collision shows in a later block
+  assert _rows(io.read_run(text)) == _rows(run)
+
+
+def test_gzip_and_stdin(tmp_path):
+  import gzip
+  text = b"q Q0 d 1 0.5 t\nq Q0 e 2 0.25 t\n"
+  (tmp_path / "r.gz").write_bytes(gzip.compress(text))
+  (tmp_path / "plain").write_bytes(gzip.compress(text[:15]) + gzip.compress(text[15:]))
+  assert _rows(io.read_run(tmp_path / "r.gz")) == _rows(io.read_run(text))
+  assert _rows(io.read_run(tmp_path / "plain")) == _rows(io.read_run(text))  # by content
+  (tmp_path / "bad.gz").write_bytes(gzip.compress(text)[:-9])
+  with pytest.raises(io.TrecFormatError, match="bad.gz:1: not readable as gzip data"):
+    io.read_run(tmp_path / "bad.gz")
+  code = ("import sys; from jaxrank import io; r = io.read_run('-'); "
+          "print(len(r), r.tag, r.docid_vocab.tolist())")
+  out = subprocess.run([sys.executable, "-c", code], input=gzip.compress(text),
+                       capture_output=True, check=True)
+  assert out.stdout.decode().strip() == "2 t ['d', 'e']"
+  code = "from jaxrank import io; io.read_qrels('-')"
+  out = subprocess.run([sys.executable, "-c", code], input=b"q 0 d x\n", capture_output=True)
+  assert "<stdin>:1: the relevance (4th field) must be an integer, got 'x'" in out.stderr.decode()
+
+
+def _run_text(queries, docs, seed=0):
+  rng = np.random.default_rng(seed)
+  return "".join(f"q{q} Q0 d{rng.integers(0, 99)}x{i} {i} {rng.normal():.5f} t{q}\n"
+                 for q in range(queries) for i in range(docs[q % len(docs)])).encode()
+
+
+@pytest.mark.parametrize("max_lines", [1, 3, 10, 1000])
+@pytest.mark.parametrize("block", [64, 1 << 20])
+def test_chunks_hold_whole_queries_and_add_up_to_the_run(monkeypatch, max_lines, block):
+  monkeypatch.setattr(io, "_BLOCK", block)
+  text = b"# header\n" + _run_text(9, [1, 5, 2, 13])
+  whole = io.read_run(text)
+  chunks = list(io.iter_run_chunks(text, max_lines=max_lines))
+  assert [r for c in chunks for r in _rows(c)] == _rows(whole)
+  assert chunks[-1].tag == whole.tag
+  seen = []
+  for c in chunks:
+    qids = c.qid_vocab.tolist()
+    assert not set(qids) & set(seen)  # whole queries
+    seen += qids
+    per_query = np.bincount(c.qid_codes)
+    assert len(c) - int(per_query[-1]) < max_lines or len(qids) == 1  # cut once max_lines
+  assert seen == whole.qid_vocab.tolist()
+
+
+def test_chunks_refuse_a_query_that_comes_back(tmp_path):
+  text = b"a Q0 x 1 1 t\nb Q0 x 1 1 t\n\nc Q0 y 1 1 t\na Q0 z 2 0 t\n"
+  with pytest.raises(io.TrecFormatError, match=r"^f:5: query 'a' appears again after its "
+                     r"chunk was passed on"):
+    list(io.iter_run_chunks(text, max_lines=1, name="f"))
+  assert len(list(io.iter_run_chunks(text, max_lines=10))) == 1  # one chunk: fine
+  with pytest.raises(FileNotFoundError, match="cannot read"):
+    io.iter_run_chunks(tmp_path / "none")  # at once, not when iterated
+  for bad in (0, -1, 1.5, True, "10"):
+    with pytest.raises(ValueError, match="max_lines must be a positive integer"):
+      io.iter_run_chunks(text, max_lines=bad)
+
+
+def test_memory_does_not_grow_with_the_longest_id():
+  """Item 18: one 5,000-byte id among 20,000 lines: the vocabulary stores it once."""
+  text = _run_text(20, [1000]).replace(b"d", b"D" * 5000, 1)
+  run = io.read_run(text)
+  stored = run.docid_vocab._words.nbytes + run.qid_vocab._words.nbytes
+  assert stored < 16 * len(text) // 10 + 20000
+  assert run.docid_vocab.lengths.max() == 5000 + len(run.docid_vocab[0]) - 5000
