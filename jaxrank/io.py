@@ -728,7 +728,10 @@ class Run(_Columns):
 
   ``Run(qid, docid, score, rank=None, tag="jaxrank")`` takes columns of ids (``str`` or UTF-8
   ``bytes``); ``Run(qid_codes=..., qid_vocab=..., docid_codes=..., docid_vocab=...,
-  score=...)`` takes codes. Immutable.
+  score=...)`` takes codes. Immutable. A run's and a qrels' documents meet by code:
+  ``run.docid_vocab.index(qrels.docid_vocab)`` maps each qrels document to its run code
+  (``-1``: never retrieved), and ``qid_vocab.argsort()`` / ``docid_vocab.argsort()`` give
+  trec_eval's byte order of the queries and of the tie-breaking document ids.
 
   Example:
     >>> from jaxrank import io
@@ -916,8 +919,9 @@ def _line_ends(c: np.ndarray, after: int) -> np.ndarray:
 
 
 class _Format:
-  """The columns of one file format: ``(name, min fields, max fields or None, id fields,
-  integer field and its name, float field or None)``."""
+  """One file format: its fields per line (at least ``min``; exactly ``max`` unless None), the
+  name of its integer field (the 4th) in messages, and its float field (None for qrels). The
+  ids are the 1st and 3rd fields."""
 
   def __init__(self, min_fields: int, max_fields: int | None, int_name: str,
                float_field: int | None) -> None:
