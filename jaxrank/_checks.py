@@ -23,20 +23,18 @@ def is_concrete(x: Any) -> bool:
   return not isinstance(x, jax.core.Tracer)
 
 
-# The largest cutoff or slot count: ranks and counts are int32 on the device, and k + 1 must fit.
-MAX_K = 2**31 - 2
-
-
 def check_k(k: Any, name: str = "k") -> int | None:
-  """``k`` must be ``None`` or a positive Python/NumPy integer up to ``MAX_K`` (no bools)."""
+  """``k`` must be ``None`` or a positive Python/NumPy integer (bools are rejected).
+
+  Any size is valid (a cutoff beyond the list keeps everything); the kernels clamp it or use it
+  as a float, so a huge ``k`` never overflows the int32 ranks.
+  """
   if k is None:
     return None
   if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
     raise TypeError(f"{name} must be a positive int or None, got {k!r} of type {type(k).__name__}")
   if k <= 0:
     raise ValueError(f"{name} must be a positive int or None, got {k}")
-  if k > MAX_K:
-    raise ValueError(f"{name} must be at most {MAX_K} (ranks are int32), got {k}")
   return int(k)
 
 

@@ -57,9 +57,6 @@ def parse_metric(name: str) -> tuple[str, int | None]:
   if not re.fullmatch(r"[0-9]+", cut) or int(cut) <= 0:
     raise ValueError(f"metric {name!r}: the cutoff after '@' must be a positive integer, "
                      f"got {cut!r}")
-  if int(cut) > _checks.MAX_K:
-    raise ValueError(f"metric {name!r}: the cutoff after '@' must be at most {_checks.MAX_K} "
-                     f"(ranks are int32), got {cut}")
   return base, int(cut)
 
 

@@ -260,7 +260,7 @@ def precision_denominator(r: Ranks, k: int | None, o: Options) -> jax.Array:
   if o.precision_denominator == "k":
     # Behind a barrier: XLA rewrites x / 10 as x * 0.1, one ulp off (3 / 10 -> 0.30000000000000004).
     return lax.optimization_barrier(jnp.full(r.shape, k, _float()))
-  return jnp.minimum(k, r.num_items).astype(_float())
+  return jnp.minimum(min(k, r.size), r.num_items).astype(_float())
 
 
 def recall(r, k, o):
@@ -288,7 +288,7 @@ def r_precision(r, k, o):
   lo, hi = positions(r, o.ties)
   rel = relevant(r, o)
   nrel = jnp.sum(rel, axis=-1, dtype=jnp.int32)
-  cut = nrel if k is None else jnp.minimum(nrel, k)
+  cut = nrel if k is None else jnp.minimum(nrel, min(k, r.lo.shape[-1]))  # nrel <= slots
   hits = _expected_hits(lo, hi, rel, cut[..., None])
   return hits / jnp.maximum(cut, 1), nrel == 0
 
@@ -323,7 +323,8 @@ def average_precision(r, k, o):
   if o.ap_denominator == "all":
     denom = nrel.astype(_float())
   elif o.ap_denominator == "min_k":
-    denom = nrel.astype(_float()) if k is None else jnp.minimum(nrel, k).astype(_float())
+    denom = nrel if k is None else jnp.minimum(nrel, min(k, r.lo.shape[-1]))  # nrel <= slots
+    denom = denom.astype(_float())
   else:
     denom = _expected_hits(lo, hi, rel, cap)
   return jnp.where(denom > 0, total / jnp.where(denom > 0, denom, 1), 0.0), nrel == 0
@@ -384,7 +385,8 @@ def ndcg(r, k, o):
 def mean_rank(r, k, o):
   lo, hi = positions(r, o.ties)
   rel = relevant(r, o)
-  censor = (r.num_items + 1 if k is None else jnp.full(r.shape, k + 1)).astype(_float())
+  # k + 1 as a float: any k (a huge one too) without int32 overflow
+  censor = (r.num_items + 1 if k is None else jnp.full(r.shape, float(k) + 1.0)).astype(_float())
   c = censor[..., None]
   lo_f, hi_f = lo.astype(_float()), hi.astype(_float())
   top = jnp.minimum(hi_f, c - 1)

@@ -6,7 +6,7 @@ share one keyword-only signature; an option that does not concern a metric is ig
 same ``**options`` can be passed to all of them and to :func:`jaxrank.evaluate`.
 
 Common options:
-  k: cutoff (positive int up to 2**31 - 2) or None for the whole list.
+  k: cutoff (a positive int of any size) or None for the whole list.
   where: ``[..., n]`` bool mask of valid items (False = padding, not ranked).
   threshold: an item is relevant when its grade is ``>= threshold`` (default 1, as trec_eval).
     DCG/NDCG use every positive grade as gain and ignore it.

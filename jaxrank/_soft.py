@@ -106,7 +106,7 @@ def _formula(name, r, ranked, grades, ranks_, k, o: Options, tau):
   if o.ap_denominator == "all" or k is None:
     denom = nrel if o.ap_denominator != "retrieved" else hits
   else:
-    denom = jnp.minimum(nrel, k) if o.ap_denominator == "min_k" else hits
+    denom = jnp.minimum(nrel, min(k, r.shape[-1])) if o.ap_denominator == "min_k" else hits
   return _divide(total, denom), empty
 
 

@@ -115,7 +115,9 @@ def _realistic(name, lo, hi, k):
 def _compute(r: Ranks, *, specs, ties):
   if ties == "realistic":
     lo, hi = _bounds(r)
-    return tuple(_realistic(name, lo, hi, k) for name, k in specs)
+    # A cutoff beyond the list keeps everything: clamped, so a huge k never overflows int32.
+    return tuple(_realistic(name, lo, hi, k if k is None else min(k, r.size))
+                 for name, k in specs)
   # The other policies are the rank core's: exact expectation over tie orders, or a bound.
   return _evaluate._compute(r, specs=tuple((_CORE_NAMES[name], k) for name, k in specs),
                             options=_evaluate.make_options(ties=ties))
@@ -285,7 +287,7 @@ def _expected_mean_rank(cf):
 
 
 def _expected_hits_at_k(cf, k):
-  return jnp.minimum(k / cf, 1.0)
+  return jnp.minimum(float(k) / cf, 1.0)  # a float k: any size, no int32 overflow
 
 
 def _expected_reciprocal_rank(cf):
@@ -441,9 +443,8 @@ def _parse(name: str) -> tuple[str, int | None]:
     if cut:
       raise ValueError(f"metric {name!r} takes no cutoff")
     return metric, None
-  if not cut.strip().isdigit() or not 0 < int(cut) <= _checks.MAX_K:
-    raise ValueError(f"metric {name!r} needs a positive cutoff up to {_checks.MAX_K} after '@', "
-                     f"e.g. 'hits@10'")
+  if not cut.strip().isdigit() or int(cut) <= 0:
+    raise ValueError(f"metric {name!r} needs a positive cutoff after '@', e.g. 'hits@10'")
   return metric, int(cut)
 
 
