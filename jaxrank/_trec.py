@@ -535,8 +535,6 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   """
   if ties not in TIES:
     raise ValueError(f"ties must be one of {list(TIES)}, got {ties!r}")
-  if isinstance(max_docs, numbers.Integral) and not isinstance(max_docs, (bool, np.bool_)):
-    max_docs = min(int(max_docs), _checks.MAX_K)  # trec_eval's -M: a huge cut keeps everything
   max_docs = _checks.check_k(max_docs, "max_docs")
   if max_docs is not None:
     max_docs = min(max_docs, len(run))  # a larger cut keeps everything (and fits in int64)
