@@ -279,6 +279,15 @@ def test_full_width_int_keys_do_not_meet_padding():
   u = np.array([[0, 5, 0]], np.uint32)
   r = jaxrank.from_dense(u, [[1, 0, 0]], [[True, True, False]], ties="first")
   assert r.lo.tolist() == [[2]]
+  # uint32 0 and 1 hold the two smallest keys, where padding sits (padding_key)
+  u = np.array([[1, 0, 5, 1, 0]], np.uint32)
+  where = np.array([[True, True, True, False, False]])
+  assert jaxrank.top_k_ids(u, 5, where=where).tolist() == [[2, 0, 1, -1, -1]]
+  for method in ("count", "sort"):
+    r = jaxrank.from_dense(u, [[1, 1, 0, 0, 0]], where, method=method)
+    assert (r.lo.tolist(), r.hi.tolist()) == ([[2, 3]], [[2, 3]])
+  r = jaxrank.from_dense(u, [[1, 1, 0, 0, 0]], where, ties="first")
+  assert r.lo.tolist() == [[2, 3]]
 
 
 def test_soft_metrics_keep_int64_magnitudes():
