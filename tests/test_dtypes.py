@@ -173,7 +173,9 @@ def test_metrics_equal_those_of_the_float64_order(dtype):
   exact = np.array([[sum(_above(_exact(v), _exact(u)) for u in row) for v in row]
                     for row in scores], np.float32)  # items below: the same order and ties
   s = _device(scores, dtype)
-  for ties in ("average", "optimistic", "pessimistic", "first"):
+  # The dtype only enters the Ranks, which "average" (bounds) and "first" (resolved) build; the
+  # other policies read the same Ranks as "average" (test_vs_reference covers them).
+  for ties in ("average", "first"):
     names = METRICS + ["ndcg@3", "precision@3", "reciprocal_rank@3"]
     got = jaxrank.evaluate(s, labels, names, ties=ties)
     want = jaxrank.evaluate(exact, labels, names, ties=ties)
