@@ -91,13 +91,22 @@ def _top_k_ids(scores, valid, *, k):
   keys = _ranks.sort_keys(scores, valid)
   if valid is None:
     return lax.top_k(keys, k)[1].astype(jnp.int32)
-  if _ranks.key_dtype(scores.dtype)[1]:
-    # Full keys (32/64-bit int scores): a valid item may hold padding's key, so sort by
-    # (valid first, key descending, index); ~key reverses an integer order exactly.
+
+  def by_top_k(_):
+    return lax.top_k(keys, k)[1].astype(jnp.int32)
+
+  def by_sort(_):  # (valid first, key descending, index); ~key reverses an integer order
     index = lax.broadcasted_iota(jnp.int32, keys.shape, keys.ndim - 1)
-    ids = lax.sort((~valid, ~keys, index), dimension=-1, num_keys=3)[2][..., :k]
+    return lax.sort((~valid, ~keys, index), dimension=-1, num_keys=3)[2][..., :k]
+
+  if _ranks.key_dtype(scores.dtype)[1]:
+    # Full keys (32/64-bit int scores): a valid item may hold a key at or below padding's
+    # (int32's two smallest values, uint32's 0 and 1), where top_k would rank padding first:
+    # sort then, only then.
+    clash = jnp.any(valid & (keys <= _ranks.padding_key(scores.dtype))) & jnp.any(~valid)
+    ids = lax.cond(clash, by_sort, by_top_k, None)
   else:
-    ids = lax.top_k(keys, k)[1].astype(jnp.int32)
+    ids = by_top_k(None)
   return jnp.where(jnp.take_along_axis(valid, ids, axis=-1), ids, -1)
 
 

@@ -93,13 +93,25 @@ def key_dtype(dtype) -> tuple[np.dtype, bool]:
   return idt, full
 
 
+def padding_key(dtype) -> int:
+  """The key of padding items: the key dtype's minimum, or one above it for full keys.
+
+  With full keys a valid item may hold either value anyway, so the kernels correct for padding
+  whatever its key; XLA's CPU code for the compare-and-count is 2x slower when padding holds
+  the int minimum of a full-range key (measured on 2,000 x 1,000 int32 scores), hence + 1.
+  """
+  idt, full = key_dtype(dtype)
+  return int(np.iinfo(idt).min) + (1 if full else 0)
+
+
 def sort_keys(scores: jax.Array, valid: jax.Array | None) -> jax.Array:
   """Maps scores to integers with the same order; NaN just above padding, padding at the bottom.
 
   Float scores are keyed by their bits alone (sign and magnitude, no float arithmetic, which
   XLA may run with subnormals flushed to zero), so every subnormal ranks by its value, ``-0.0``
   ties with ``0.0`` and every NaN ties with every other NaN. Integers of any width keep their
-  exact order (unsigned ones are shifted by half their range).
+  exact order (unsigned ones are shifted by half their range); 32/64-bit ones use every key, so
+  padding (:func:`padding_key`) can meet a valid key and the kernels correct for it.
   """
   x = scores
   idt, _ = key_dtype(x.dtype)
@@ -117,7 +129,7 @@ def sort_keys(scores: jax.Array, valid: jax.Array | None) -> jax.Array:
   else:
     keys = x.astype(idt)
   if valid is not None:
-    keys = jnp.where(valid, keys, np.array(lo_, idt))
+    keys = jnp.where(valid, keys, np.array(padding_key(x.dtype), idt))
   return keys
 
 
@@ -254,22 +266,35 @@ def _sum_over_items(fn, items, *, dtype=jnp.int32, chunk=None):
 
 
 def _masks_padding(items) -> bool:
-  """Whether padding must be masked explicitly: full keys (see :func:`key_dtype`) and a mask."""
+  """Whether padding needs correcting: full keys (see :func:`key_dtype`) and a mask."""
   return len(items) > 1 and key_dtype(items[0].dtype)[1]
 
 
 def _counts_by_compare(items, slot_keys):
   """O(n) per slot: #{items above} and #{items at or above} each slot key."""
   q = slot_keys[..., :, None]
-  masked = _masks_padding(items)
 
   def above(chunk, _):
     key = _item_keys(chunk)
-    # Padding holds the smallest key, so it is never above a slot; with full keys a slot can hold
-    # that key too, and only the mask tells padding apart.
-    return key > q, (key >= q) & chunk[1] if masked else key >= q
+    return key > q, key >= q
 
-  return _sum_over_items(above, items)
+  gt, ge = _sum_over_items(above, items)
+  above_, at_ = _padding_counted(items, slot_keys)
+  return gt - above_, ge - at_
+
+
+def _padding_counted(items, slot_keys):
+  """Padding items counted (above, at or above) each slot, to subtract.
+
+  Padding holds :func:`padding_key`: below every valid key for floats and narrow ints (nothing
+  to subtract); with full keys it can be above or at a slot holding the two smallest keys.
+  """
+  if not _masks_padding(items):
+    return 0, 0
+  valid = items[1]
+  padding = (valid.shape[-1] - jnp.sum(valid, axis=-1, dtype=jnp.int32))[..., None]
+  key = padding_key(items[0].dtype)
+  return (jnp.where(slot_keys < key, padding, 0), jnp.where(slot_keys <= key, padding, 0))
 
 
 def _counts_by_sort(items, slot_keys):
@@ -284,12 +309,10 @@ def _counts_by_sort(items, slot_keys):
   def search(side):
     return jax.vmap(functools.partial(jnp.searchsorted, side=side))(s, q)
 
-  above = (n - search("right")).astype(jnp.int32)
-  at_or_above = (n - search("left")).astype(jnp.int32)
-  if len(items) > 1:  # padding holds the smallest key: it is at or above a slot only at that key
-    padding = n - jnp.sum(items[1].reshape(-1, n), axis=-1, dtype=jnp.int32)
-    at_or_above -= jnp.where(q == jnp.iinfo(keys.dtype).min, padding[:, None], 0)
-  return above.reshape(*lead, m), at_or_above.reshape(*lead, m)
+  above = (n - search("right")).astype(jnp.int32).reshape(*lead, m)
+  at_or_above = (n - search("left")).astype(jnp.int32).reshape(*lead, m)
+  above_, at_ = _padding_counted(items, slot_keys)
+  return above - above_, at_or_above - at_
 
 
 def _choose_method(method: str, num_slots: int) -> str:
@@ -313,9 +336,9 @@ def _first_counts(items, slot_keys, slot_index, tie_key, slot_tie):
     earlier = idx < qi
     if tie_key is not None:
       earlier = (chunk[-1] > qt) | ((chunk[-1] == qt) & earlier)
-    if masked:  # a padding item can share a slot's (smallest) full key
-      earlier = earlier & chunk[1]
-    return ((key > q) | ((key == q) & earlier),)
+    ahead_ = (key > q) | ((key == q) & earlier)
+    # with full keys padding can sit above or at a slot's key: only the mask tells it apart
+    return (ahead_ & chunk[1] if masked else ahead_,)
 
   extra = () if tie_key is None else (tie_key,)
   (count,) = _sum_over_items(ahead, items + extra)

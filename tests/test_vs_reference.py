@@ -95,7 +95,7 @@ def _metric_name(name, k):
   return name if k is None else f"{name}@{k}"
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(batch=batches(max_items=7), name=st.sampled_from(METRICS),
        ties=st.sampled_from(["average", "optimistic", "pessimistic", "first"]),
        empty=st.sampled_from(["zero", "nan"]), options=options_st)
