@@ -70,7 +70,8 @@ def metric_of_order(name, ranked_grades, all_grades, *, k=None, threshold=1.0, g
     d = sum(gain_fn(g) * discount(i + 1) for i, g in enumerate(ranked_grades[:cut]) if g > 0)
     if name == "dcg":
       return d, not any(g > 0 for g in all_grades)
-    # every judged relevant item, cut at k only (not at the number of ranked items)
+    # The ideal ranking holds every judged grade, cut at k only: relevant items that were not
+    # ranked (unretrieved, padding of a sparse list) still count, as in trec_eval's ndcg.
     ideal = sorted((g for g in all_grades if g > 0), reverse=True)[:k]
     idcg = sum(gain_fn(g) * discount(i + 1) for i, g in enumerate(ideal))
     return (d / idcg if idcg > 0 else 0.0), idcg == 0
