@@ -121,7 +121,10 @@ def as_array(name: str, x: Any, *, kinds: str, min_ndim: int = 0,
                          f"{host[i]} at index {i}; enable x64 with "
                          f"jax.config.update('jax_enable_x64', True)")
     try:
-      arr = jnp.asarray(host)
+      # Without x64, float64 beyond float32's range becomes inf: no NumPy warning for it (the
+      # label checks name such a value; scores keep their order).
+      with np.errstate(over="ignore"):
+        arr = jnp.asarray(host)
     except TypeError:
       raise _kinds_error(name, kinds, host.dtype) from None
   dtype = arr.dtype

@@ -289,7 +289,8 @@ def r_precision(r, k, o):
   rel = relevant(r, o)
   nrel = jnp.sum(rel, axis=-1, dtype=jnp.int32)
   cut = nrel if k is None else jnp.minimum(nrel, min(k, r.lo.shape[-1]))  # nrel <= slots
-  hits = _expected_hits(lo, hi, rel, cut[..., None])
+  # positions beyond the list do not exist: unranked slots (size + 1) are never within R
+  hits = _expected_hits(lo, hi, rel, jnp.minimum(cut, r.size)[..., None])
   return hits / jnp.maximum(cut, 1), nrel == 0
 
 
@@ -366,7 +367,8 @@ def ideal_dcg(r: Ranks, k: int | None, o: Options, relative: bool = False) -> ja
   ``relative=True`` uses :func:`relative_gains` (the ideal DCG over the list's largest gain).
   """
   m = r.grades.shape[-1]
-  cap = min(_cap(r, k), m)
+  # cut at k only: a ranked-ids list may hold fewer items (size) than relevant ones (m)
+  cap = m if k is None else min(k, m)
   # Non-negative floats sort like their bit patterns: one single-operand int32 sort.
   bits = lax.sort(lax.bitcast_convert_type(r.grades, jnp.int32), dimension=-1)
   best = lax.bitcast_convert_type(bits[..., ::-1][..., :cap], jnp.float32)  # grades' dtype

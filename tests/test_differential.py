@@ -62,14 +62,17 @@ def test_pytrec_eval_dense(seed):
     np.testing.assert_allclose(np.asarray(got[name]), expected, atol=2e-6, err_msg=measure)
 
 
-def test_pytrec_eval_ranked_ids_with_unretrieved_relevant():
+@pytest.mark.parametrize("k, relevant", [(20, 8), (4, 12)])
+def test_pytrec_eval_ranked_ids_with_unretrieved_relevant(k, relevant):
+  # (4, 12): more relevant ids than ranked ones. Rprec counted the unranked ones (rank k + 1)
+  # inside R, and NDCG's ideal was cut at the list's length (0.469 for trec_eval's 0.339).
   pytrec_eval = pytest.importorskip("pytrec_eval")
   rng = np.random.default_rng(5)
-  lists, k, catalog = 30, 20, 60
+  lists, catalog = 30, 60
   ranked = np.stack([rng.permutation(catalog)[:k] for _ in range(lists)])
-  ranked[:, 15:][rng.random((lists, 5)) < 0.5] = -1  # shorter runs
-  rel_ids = np.stack([rng.permutation(catalog)[:8] for _ in range(lists)])
-  rel_ids[rng.random((lists, 8)) < 0.3] = -1
+  ranked[:, -5:][rng.random(ranked[:, -5:].shape) < 0.5] = -1  # shorter runs
+  rel_ids = np.stack([rng.permutation(catalog)[:relevant] for _ in range(lists)])
+  rel_ids[rng.random((lists, relevant)) < 0.3] = -1
   grades = rng.integers(1, 4, rel_ids.shape)
   run = {f"q{q}": {f"d{d:03d}": float(k - i) for i, d in enumerate(ranked[q]) if d >= 0}
          for q in range(lists)}

@@ -137,15 +137,19 @@ def test_all_relevant_unranked_is_zero_under_every_policy(name, ties):
 @pytest.mark.parametrize("name", METRICS)
 def test_ranked_ids_with_absent_relevant_match_brute_force(name, ties):
   rng = np.random.default_rng(3)
-  ranked = np.array([[4, 7, 1, -1], [2, -1, -1, -1], [-1, -1, -1, -1]])
-  relevant = np.array([[7, 9, 8], [5, 6, -1], [3, 2, -1]])
-  grades = np.array([[1, 2, 3], [2, 1, 0], [1, 1, 0]])
+  # more relevant ids than ranked slots in lists 0 and 1: NDCG's ideal still sees every one
+  # (it was cut at the ranked list's length: 0.469 where trec_eval's ndcg is 0.339)
+  ranked = np.array([[4, 7, 1, -1], [2, -1, -1, -1], [-1, -1, -1, -1], [0, 1, 2, -1]])
+  relevant = np.array([[7, 9, 8, 10, 11, -1], [5, 6, 2, 3, 4, 8], [3, 2, -1, -1, -1, -1],
+                       [0, 5, 6, 7, 8, -1]])
+  grades = np.array([[1, 2, 3, 1, 1, 0], [2, 1, 1, 3, 1, 2], [1, 1, 0, 0, 0, 0],
+                     [1, 1, 1, 1, 1, 0]])
   r = jaxrank.from_ranked_ids(ranked, relevant, grades)
   # The same lists as strictly decreasing scores; absent relevant items are unranked padding.
-  scores = np.zeros((3, 12), np.float32)
-  labels = np.zeros((3, 12))
-  where = np.zeros((3, 12), bool)
-  for i in range(3):
+  scores = np.zeros((4, 12), np.float32)
+  labels = np.zeros((4, 12))
+  where = np.zeros((4, 12), bool)
+  for i in range(4):
     for pos, item in enumerate(ranked[i][ranked[i] >= 0]):
       scores[i, item], where[i, item] = 10.0 - pos, True
     labels[i, relevant[i][relevant[i] >= 0]] = grades[i][relevant[i] >= 0]
@@ -153,3 +157,5 @@ def test_ranked_ids_with_absent_relevant_match_brute_force(name, ties):
     got = jaxrank.evaluate(r, [_metric_name(name, k)], ties=ties)[_metric_name(name, k)]
     want = reference(name, scores, labels, where, ties=ties, padded="unranked", k=k)
     np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=2e-6)
+  if name == "ndcg":  # pytrec_eval: ndcg of d0, d1, d2 against relevant d0, d5, d6, d7, d8
+    assert float(jaxrank.ndcg(r)[3]) == pytest.approx(0.3391602052736161, abs=1e-6)
