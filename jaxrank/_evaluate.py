@@ -151,8 +151,11 @@ def as_ranks(scores: Any, labels: Any, *, where, tie_key, ties, max_relevant, me
 
 
 @functools.partial(jax.jit, static_argnames=("specs", "options"))
-def _compute(ranks: Ranks, *, specs: tuple[tuple[str, int | None], ...],
-             options: Options) -> tuple[jax.Array, ...]:
+def compute_ranks(ranks: Ranks, *, specs: tuple[tuple[str, int | None], ...],
+                  options: Options) -> tuple[jax.Array, ...]:
+  """The internal entry point "these formulas on these Ranks": one jitted call per
+  ``(specs, options)``, each value finished by its empty-list policy (used by evaluate, the trec
+  path and linkpred)."""
   out = []
   for name, k in specs:
     value, empty = _formulas.FORMULAS[name](ranks, k, options)
@@ -164,7 +167,7 @@ def compute(scores, labels, specs, options, *, where=None, tie_key=None, max_rel
             method="auto") -> tuple[jax.Array, ...]:
   ranks = as_ranks(scores, labels, where=where, tie_key=tie_key, ties=options.ties,
                    max_relevant=max_relevant, method=method)
-  return _compute(ranks, specs=tuple(specs), options=options)
+  return compute_ranks(ranks, specs=tuple(specs), options=options)
 
 
 def mean(values: ArrayLike | Mapping[str, ArrayLike], *, empty: str = "zero"):

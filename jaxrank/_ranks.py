@@ -230,7 +230,7 @@ def _item_keys(items):
   return sort_keys(items[0], items[1] if len(items) > 1 else None)
 
 
-def _sum_over_items(fn, items, *, dtype=jnp.int32, chunk=None):
+def sum_over_items(fn, items, *, dtype=jnp.int32, chunk=None):
   """``sum_j fn(item_j, j)`` for every slot, without a ``[..., slots, n]`` array in memory.
 
   ``fn(chunk, index)`` gets each item array as ``[..., 1, B]`` and the item indices ``[B]`` and
@@ -278,7 +278,7 @@ def _counts_by_compare(items, slot_keys):
     key = _item_keys(chunk)
     return key > q, key >= q
 
-  gt, ge = _sum_over_items(above, items)
+  gt, ge = sum_over_items(above, items)
   above_, at_ = _padding_counted(items, slot_keys)
   return gt - above_, ge - at_
 
@@ -341,7 +341,7 @@ def _first_counts(items, slot_keys, slot_index, tie_key, slot_tie):
     return (ahead_ & chunk[1] if masked else ahead_,)
 
   extra = () if tie_key is None else (tie_key,)
-  (count,) = _sum_over_items(ahead, items + extra)
+  (count,) = sum_over_items(ahead, items + extra)
   return count
 
 

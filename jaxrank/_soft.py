@@ -113,7 +113,7 @@ def _formula(name, r, ranked, grades, ranks_, k, o: Options, tau):
 @functools.partial(jax.jit, static_argnames=("name", "k", "options", "operator"))
 def _soft_metric(scores, valid, slot_index, ranked, grades, count, temperature, tau, *, name, k,
                  options, operator):
-  s = _softrank._finite(scores)
+  s = _softrank.finite_scores(scores)
   n = s.shape[-1]
   r = _softrank.slot_ranks(operator, s, valid, slot_index, temperature)
   r = jnp.where(ranked, r, 1.0)  # unranked slots contribute nothing; keep them finite

@@ -43,7 +43,7 @@ OPERATORS = ("sigmoid", "neuralsort", "softsort", "fast_l2", "fast_kl")
 _ROW_CHUNK = 128  # rows of a relaxed permutation matrix held at once
 
 
-def _finite(scores: jax.Array) -> jax.Array:
+def finite_scores(scores: jax.Array) -> jax.Array:
   """Float scores clipped so that differences and ``n``-fold sums stay finite; NaN ranks last."""
   s = scores.astype(jnp.promote_types(scores.dtype, jnp.float32))
   big = float(jnp.finfo(s.dtype).max) ** 0.5 / 4
@@ -86,7 +86,7 @@ def sigmoid_slot_ranks(s, valid, slot_index, temperature):
     p = jax.nn.sigmoid((chunk[0] - q) / temperature)
     return (p if len(chunk) == 1 else jnp.where(chunk[1], p, 0.0),)
 
-  (total,) = _ranks._sum_over_items(above, items, dtype=s.dtype)
+  (total,) = _ranks.sum_over_items(above, items, dtype=s.dtype)
   own = 0.5 if valid is None else 0.5 * jnp.take_along_axis(valid, slot_index, axis=-1)
   return 1.0 + total - own
 
@@ -103,7 +103,7 @@ def _row_logits(kind, s, valid, temperature):
     # A_j = sum_k |s_j - s_k| over valid k, chunked like every item sum.
     items = (s,) if valid is None else (s, valid)
     q = s[..., :, None]
-    (absdev,) = _ranks._sum_over_items(
+    (absdev,) = _ranks.sum_over_items(
         lambda c, _: (jnp.abs(c[0] - q) if len(c) == 1 else jnp.where(c[1], jnp.abs(c[0] - q),
                                                                        0.0),),
         items, dtype=s.dtype)
@@ -151,13 +151,13 @@ def perm_slot_ranks(kind, s, valid, slot_index, temperature):
     p = jnp.exp(jnp.where(idx[:, None] < nv, zs - lse, -jnp.inf))
     return (jnp.swapaxes(p * (idx + 1).astype(s.dtype)[:, None], -1, -2),)
 
-  (ranks,) = _ranks._sum_over_items(rows, (row_ids,), dtype=s.dtype, chunk=_ROW_CHUNK)
+  (ranks,) = _ranks.sum_over_items(rows, (row_ids,), dtype=s.dtype, chunk=_ROW_CHUNK)
   return ranks
 
 
 def _perm_matrix(kind, scores, where, temperature):
   scores, valid, temperature = _inputs(scores, where, temperature)
-  return _perm_matrix_jit(_finite(scores), valid, temperature, kind=kind)
+  return _perm_matrix_jit(finite_scores(scores), valid, temperature, kind=kind)
 
 
 @functools.partial(jax.jit, static_argnames=("kind",))
@@ -386,7 +386,7 @@ def fast_soft_sort(scores: ArrayLike, *, temperature: float = 1.0,
     [2.1, 2.0, 1.9]
   """
   scores, valid, temperature = _inputs(scores, where, temperature)
-  return _fast_sort(_finite(scores), valid, temperature)
+  return _fast_sort(finite_scores(scores), valid, temperature)
 
 
 @jax.jit
@@ -418,7 +418,7 @@ def fast_soft_rank(scores: ArrayLike, *, temperature: float = 1.0,
   """
   scores, valid, temperature = _inputs(scores, where, temperature)
   _checks.check_choice("regularization", regularization, ("l2", "kl"))
-  return fast_ranks(_finite(scores), valid, temperature, kl=regularization == "kl")
+  return fast_ranks(finite_scores(scores), valid, temperature, kl=regularization == "kl")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -463,4 +463,4 @@ def soft_ranks(scores: ArrayLike, *, temperature: float = 1.0, where: ArrayLike 
   """
   scores, valid, temperature = _inputs(scores, where, temperature)
   _checks.check_choice("operator", operator, OPERATORS)
-  return _all_ranks(_finite(scores), valid, temperature, operator=operator)
+  return _all_ranks(finite_scores(scores), valid, temperature, operator=operator)

@@ -288,7 +288,7 @@ def _kernel(lo, hi, grades, num_items, *, specs, options, size, resolved):
   ranks = _ranks.Ranks(lo=lo, hi=hi, grades=grades, num_items=num_items,
                        overflow=jnp.zeros(num_items.shape, bool), size=size,
                        resolved=resolved)
-  return _evaluate._compute(ranks, specs=specs, options=options)
+  return _evaluate.compute_ranks(ranks, specs=specs, options=options)
 
 
 def spans(sizes: np.ndarray, budget: int, most: int):

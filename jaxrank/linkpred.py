@@ -119,7 +119,7 @@ def _compute(r: Ranks, *, specs, ties):
     return tuple(_realistic(name, lo, hi, k if k is None else min(k, r.size))
                  for name, k in specs)
   # The other policies are the rank core's: exact expectation over tie orders, or a bound.
-  return _evaluate._compute(r, specs=tuple((_CORE_NAMES[name], k) for name, k in specs),
+  return _evaluate.compute_ranks(r, specs=tuple((_CORE_NAMES[name], k) for name, k in specs),
                             options=_evaluate.make_options(ties=ties))
 
 
