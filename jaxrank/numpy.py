@@ -891,7 +891,7 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
     raise ValueError("metrics must name at least one metric, got an empty list")
   run, qrels = io.as_run(run), io.as_qrels(qrels)
   plan: list[tuple[str, str, Any]] = []  # (given name, "core" | "trec", spec or printed name)
-  requests: list[str] = []
+  requests: list[_trec.Request] = []
   core_specs = []
   for name in metrics:
     try:
@@ -908,11 +908,11 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
       raise ValueError(f"metric {name!r} names {len(printed)} values ({', '.join(printed)}); "
                        f"ask for one, e.g. {printed[0]!r}")
     plan.append((name, "trec", printed[0]))
-    requests.append(name)
+    requests.append(request)  # parsed once: re-parsing would merge P.1 and P.2 (first wins)
   options = _options(ties, threshold=threshold, gain=gain, discount=discount, empty=empty,
                      ap_denominator=ap_denominator, precision_denominator=precision_denominator,
                      beta=beta)
-  result = _trec.evaluate_run(run, qrels, _trec.parse_measures(requests) if requests else [],
+  result = _trec.evaluate_run(run, qrels, requests,
                               ties=ties, float32=float32, max_docs=max_docs, complete=complete,
                               threshold=threshold, core_specs=core_specs, options=options)
   out: _Result = {}

@@ -486,3 +486,17 @@ def test_one_long_list_with_many_relevant_items_costs_what_it_costs_alone():
     np.testing.assert_allclose(got["average"][m], np.asarray(want[m]), rtol=2e-5, err_msg=m)
     lo, hi = got["pessimistic"][m][0], got["optimistic"][m][0]
     assert lo <= got["average"][m][0] <= hi and lo <= got["first"][m][0] <= hi, m
+
+
+@pytest.mark.parametrize("names", [["P.1", "P.2"], ["ndcg_cut.1", "ndcg_cut.3"],
+                                   ["recall.5", "recall.10"], ["success.1", "success.5"],
+                                   ["map_cut.2", "map_cut.3"], ["relstring.2", "relstring.3"],
+                                   ["iprec_at_recall.0.5", "iprec_at_recall.1.0"]])
+def test_evaluate_run_keeps_every_parameter_of_one_measure(names):
+  # trec_eval's "first -m NAME.params wins" is the command line's rule; a list of names in the
+  # Python API asks for each of them (P.2 raised KeyError: 'P_2').
+  run = {"q": {"a": 0.9, "b": 0.8, "c": 0.7}}
+  qrels = {"q": {"a": 0, "b": 1, "c": 2}}
+  both = jrn.evaluate_run(run, qrels, names)
+  for name in names:
+    assert both[name] == jrn.evaluate_run(run, qrels, [name])[name]
