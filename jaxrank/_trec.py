@@ -550,7 +550,7 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   qrel_qids, qrel_q = _factorize_sorted(qrels.qid)
   run_qids, run_q = _factorize_sorted(run.qid)
   keep_q = np.ones(qrel_qids.size, bool) if complete else np.isin(qrel_qids, run_qids)
-  if not complete and not keep_q.any():
+  if not keep_q.any():  # no query in common, or (with complete) qrels without any query
     run_name, qrels_name = (f" {s}" if s != kind else "" for s, kind in zip(
         sources, ("run", "qrels")))
     raise ValueError(f"no query of the run{run_name} ({_some(run_qids)}) has judgments in the "

@@ -25,7 +25,7 @@ from importlib import resources
 
 # Only the standard library at import time: `import jaxrank` imports this module first when it
 # runs as the `jaxrank` command (see exit_on_interrupt); _trec, io and compare are imported when
-# needed.
+# needed (by _parser and main).
 
 EXAMPLE_QRELS = "example.qrels"
 INTERRUPTED = b"jaxrank: error: interrupted\n"
@@ -153,7 +153,7 @@ class _Parser(argparse.ArgumentParser):
   """argparse with one-line errors."""
 
   def error(self, message: str):
-    self.exit(2, f"jaxrank: error: {message} (see `jaxrank evaluate --help`)\n")
+    self.exit(2, f"jaxrank: error: {message} (see `{self.prog} --help`)\n")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -294,6 +294,14 @@ def _csv(text: str) -> str:
   return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\n') else text
 
 
+def check_cut_and_level(args: argparse.Namespace) -> None:
+  """trec_eval's ``-M`` and ``-l`` (shared by ``evaluate`` and ``compare``): positive numbers."""
+  if args.max_docs is not None and args.max_docs <= 0:
+    raise ValueError(f"-M must be a positive number of documents, got {args.max_docs}")
+  if args.level <= 0:
+    raise ValueError(f"-l must be a positive relevance level, got {args.level}")
+
+
 def evaluate_command(args: argparse.Namespace) -> str:
   """Runs ``jaxrank evaluate`` and returns the complete output text."""
   from jaxrank import _trec, io
@@ -304,10 +312,7 @@ def evaluate_command(args: argparse.Namespace) -> str:
     args.qrels, args.run = example_paths()
   elif not (args.qrels and args.run):
     raise ValueError("give QRELS and RUN files (or --example)")
-  if args.max_docs is not None and args.max_docs <= 0:
-    raise ValueError(f"-M must be a positive number of documents, got {args.max_docs}")
-  if args.level <= 0:
-    raise ValueError(f"-l must be a positive relevance level, got {args.level}")
+  check_cut_and_level(args)
   specs = args.measure or ["official"]
   requests = _trec.parse_measures(specs)
   if "all_trec" in specs:
@@ -351,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "compare":
       from jaxrank import compare
 
-      text = compare.command(args)
+      text = compare.command(args)  # noqa: the import above is what loads it in a fresh process
     else:
       text = evaluate_command(args)
   except (ValueError, TypeError, OSError) as e:

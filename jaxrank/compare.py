@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from jaxrank import _checks, io, stats
+from jaxrank import _checks, stats
 
 if TYPE_CHECKING:  # matplotlib is optional and imported only when a plot is drawn
   import matplotlib.figure
@@ -432,7 +432,8 @@ def compare_runs(runs: Mapping[str, Any], qrels: Any,
     >>> r.means.round(4).tolist()
     [[0.8333], [1.0]]
   """
-  from jaxrank import numpy as jrn  # jaxrank.numpy imports the TREC machinery: on demand
+  from jaxrank import io  # the TREC machinery is imported on demand, not by `import jaxrank`
+  from jaxrank import numpy as jrn
 
   _checks.check_choice("missing", missing, stats.MISSING)
   _settings(**{k: v for k, v in options.items() if k in _settings.__kwdefaults__})
@@ -440,7 +441,8 @@ def compare_runs(runs: Mapping[str, Any], qrels: Any,
     raise ValueError(f"runs must be a dict of at least 2 runs {{name: run}}, got "
                      f"{type(runs).__name__} of {len(runs) if isinstance(runs, Mapping) else 0}")
   measures = [measures] if isinstance(measures, str) else list(measures)
-  qrels = io.qrels_from_frame(qrels) if _is_frame(qrels) else qrels
+  # converted once here, not once per run by evaluate_run
+  qrels = io.qrels_from_frame(qrels) if _is_frame(qrels) else io.as_qrels(qrels)
   per_query = {}
   for name, run in runs.items():
     run = io.run_from_frame(run) if _is_frame(run) else run
@@ -454,8 +456,6 @@ def compare_runs(runs: Mapping[str, Any], qrels: Any,
       if not isinstance(v, Mapping):
         raise ValueError(f"measure {m!r} has no per-query values (a run summary such as "
                          "num_q); compare per-query measures")
-    if not next(iter(result.values())):
-      raise ValueError(f"run {name!r} answers none of the judged queries")
     per_query[str(name)] = result
   return compare(per_query, missing=missing, **options)
 
@@ -584,6 +584,7 @@ def plot_summary(report: Report, path: str | os.PathLike | None = None, *,
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
   """Registers ``jaxrank compare`` on the ``jaxrank`` command's subparsers."""
+  from jaxrank import _trec
   p = subparsers.add_parser(
       "compare", help="compare runs on the same queries, with significance tests",
       description="Evaluate several runs against one qrels file and compare them: one row per "
@@ -625,8 +626,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                  help="keep the top N documents of each query")
   p.add_argument("-l", "--level", type=int, default=1, metavar="N",
                  help="relevant means rel >= N (default 1)")
-  p.add_argument("--ties", choices=("trec", "first", "average", "optimistic", "pessimistic"),
-                 default="trec", help="tie order (default trec: doc id descending)")
+  p.add_argument("--ties", choices=_trec.TIES, default="trec",
+                 help="tie order (default trec: doc id descending)")
   p.add_argument("--float32", action="store_true", help="compare scores as float32")
   p.add_argument("--plot", metavar="FILE.png",
                  help="also draw the means with intervals and the per-query differences "
@@ -652,10 +653,9 @@ def command(args: argparse.Namespace) -> str:
   """Runs ``jaxrank compare`` and returns the output text (writes ``--plot`` if asked)."""
   if len(args.runs) < 2:
     raise ValueError(f"give at least two runs to compare, got {len(args.runs)}")
-  if args.max_docs is not None and args.max_docs <= 0:
-    raise ValueError(f"-M must be a positive number of documents, got {args.max_docs}")
-  if args.level <= 0:
-    raise ValueError(f"-l must be a positive relevance level, got {args.level}")
+  from jaxrank import cli, io
+
+  cli.check_cut_and_level(args)
   missing = "zero" if args.complete else args.missing
   if args.complete and args.missing not in ("error", "zero"):
     raise ValueError(f"-c means --missing zero; it contradicts --missing {args.missing}")

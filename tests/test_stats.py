@@ -503,6 +503,8 @@ def test_compare_missing_queries_and_dataframes():
                               {"q": {"d": 1}}, "num_q"), "has no per-query values"),
     (lambda c: c.compare_runs({"a": {"q": {"d": 1.0}}, "b": {"x": {"d": 1.0}}},
                               {"q": {"d": 1}}, "map"), "run 'b': no query of the run"),
+    (lambda c: c.compare_runs({"a": {"q": {"d": 1.0}}, "b": {"q": {"d": 1.0}}}, {}, "map",
+                              missing="zero"), "has judgments in the qrels (no queries)"),
 ])
 def test_compare_errors(call, message):
   from jaxrank import compare
