@@ -304,31 +304,6 @@ def spans(sizes: np.ndarray, budget: int, most: int):
     start = stop
 
 
-def rank_bounds(n_lists: int, item_list: np.ndarray, item_key: np.ndarray,
-                rel_list: np.ndarray, rel_item: np.ndarray, *,
-                distinct: bool) -> tuple[np.ndarray, np.ndarray]:
-  """1-based rank bounds ``lo = 1 + #{key > own}``, ``hi = #{key >= own}`` within each list of
-  the items ``rel_item`` (indices into the items; ``-1``: not ranked, bounds 0).
-
-  One sort of all items by (list, key): O(N log N) on the host, whatever the number of
-  relevant items (comparing each relevant item with every item would be O(N x relevant)).
-  Keys are ints or floats, higher first, NaN below everything, ``-0.0 == 0.0``.
-  """
-  codes = _order_keys(item_key, False) + 1  # >= 0, NaN 0
-  span = int(codes.max()) + 1 if codes.size else 1
-  composite = item_list.astype(np.int64) * span + codes
-  ordered = np.sort(composite)
-  end = np.cumsum(np.bincount(item_list, minlength=n_lists))
-  ranked = rel_item >= 0
-  own = composite[rel_item[ranked]]
-  last = end[rel_list[ranked]]
-  lo = np.zeros(rel_item.size, np.int64)
-  hi = np.zeros(rel_item.size, np.int64)
-  lo[ranked] = last - np.searchsorted(ordered, own, "right") + 1
-  hi[ranked] = lo[ranked] if distinct else last - np.searchsorted(ordered, own, "left")
-  return lo, hi
-
-
 def resolve_ties(rel_list: np.ndarray, lo: np.ndarray, hi: np.ndarray, grade: np.ndarray,
                  policy: str) -> np.ndarray:
   """Exact positions of relevant items in their tie groups ``[lo, hi]`` under ``policy``:
@@ -401,33 +376,6 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
   if n_lists == 0:
     return tuple(np.zeros(0) for _ in specs)
   return tuple(np.concatenate(acc) for acc in outs)
-
-
-def score_flat(n_lists: int, item_list: np.ndarray, item_pos: np.ndarray, item_key: np.ndarray,
-               length: np.ndarray, rel_list: np.ndarray, rel_slot: np.ndarray,
-               rel_grade: np.ndarray, specs: tuple, options, *, ties: str, chunk: int = 4096,
-               progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, ...]:
-  """Core metrics of ``n_lists`` lists given in flat form.
-
-  List ``i`` is a catalog of ``length[i]`` items; the ranked ones are the items
-  ``(item_list, item_pos)`` with order keys ``item_key`` (higher first; ints, or float32 scores
-  compared as they are, NaN last), the others are unranked (never retrieved); positions and
-  slots are in ``[0, length[i])``.
-  ``(rel_list, rel_slot, rel_grade)`` are its positive judgments. ``ties="first"`` when the keys
-  are distinct within each list (an order already resolved on the host), else ``"average"`` (the
-  policy is in ``options``). The ranks are found on the host (:func:`rank_bounds`), the metrics
-  by :func:`score_ranks`.
-  """
-  length = np.asarray(length, np.int64)
-  offsets = np.cumsum(length) - length
-  where = np.full(int(length.sum()), -1, np.int64)
-  where[offsets[item_list] + item_pos] = np.arange(item_list.size)
-  rel_item = where[offsets[rel_list] + rel_slot]
-  lo, hi = rank_bounds(n_lists, item_list, item_key, rel_list, rel_item,
-                       distinct=ties == "first")
-  num_items = np.bincount(item_list, minlength=n_lists)
-  return score_ranks(n_lists, length, num_items, rel_list, lo, hi, rel_grade, specs, options,
-                     resolved=ties == "first", chunk=chunk, progress=progress)
 
 
 # ----------------------------------------------------------------------------------------------
