@@ -394,16 +394,6 @@ class Result:
   names: list[str] = dataclasses.field(default_factory=list)  # every printed name, in order
 
 
-def _factorize_sorted(strings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-  """``np.unique(..., return_inverse=True)``, fast when equal values come in runs (qids)."""
-  if strings.size == 0:
-    return strings, np.zeros(0, np.int64)
-  start = np.r_[True, strings[1:] != strings[:-1]]
-  heads = strings[start]
-  uniq, inv = np.unique(heads, return_inverse=True)
-  return uniq, inv.reshape(-1)[np.cumsum(start) - 1]
-
-
 def _order_keys(score: np.ndarray, float32: bool) -> np.ndarray:
   """Dense int keys with the scores' order (equal scores equal keys); NaN below everything.
 
@@ -437,13 +427,13 @@ def within_group(group: np.ndarray, n_groups: int) -> np.ndarray:
   return out
 
 
-def _some(qids: np.ndarray, shown: int = 3) -> str:
-  """``queries 'a', 'b', 'c', ... (10 in all)`` for error messages."""
-  if qids.size == 0:
+def _some(vocab, shown: int = 3) -> str:
+  """``queries 'a', 'b', 'c', ... (10 in all)`` (the first in byte order) for error messages."""
+  if not len(vocab):
     return "no queries"
-  names = ", ".join(repr(q.decode(errors="replace")) for q in qids[:shown].tolist())
-  more = f", ... ({qids.size} in all)" if qids.size > shown else ""
-  return f"quer{'y' if qids.size == 1 else 'ies'} {names}{more}"
+  names = ", ".join(repr(vocab[int(i)]) for i in vocab.argsort()[:shown])
+  more = f", ... ({len(vocab)} in all)" if len(vocab) > shown else ""
+  return f"quer{'y' if len(vocab) == 1 else 'ies'} {names}{more}"
 
 
 def check_level(threshold) -> float | int:
@@ -455,11 +445,12 @@ def check_level(threshold) -> float | int:
   return min(threshold, 2**62)
 
 
-def _duplicates(q: np.ndarray, doc: np.ndarray, qids, docs, what: str) -> None:
-  found = first_duplicate(q, doc, docs.size)
+def _duplicates(q: np.ndarray, doc: np.ndarray, kept: np.ndarray, qv, doc_name, n_docs: int,
+                what: str) -> None:
+  found = first_duplicate(q, doc, n_docs)
   if found is not None:
-    raise ValueError(f"{what}: query {qids[found[0]].decode()!r} lists document "
-                     f"{docs[found[1]].decode()!r} twice")
+    raise ValueError(f"{what}: query {qv[int(kept[found[0]])]!r} lists document "
+                     f"{doc_name(int(found[1]))!r} twice")
 
 
 def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: str = "trec",
@@ -495,36 +486,42 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
                        f"{ties!r}")
 
   # Queries: those of the qrels (and, without `complete`, also in the run), in strcmp order.
-  qrel_qids, qrel_q = _factorize_sorted(qrels.qid)
-  run_qids, run_q = _factorize_sorted(run.qid)
-  keep_q = np.ones(qrel_qids.size, bool) if complete else np.isin(qrel_qids, run_qids)
+  # Ids are the reader's integer codes: no id string is sorted or compared here.
+  qv = qrels.qid_vocab
+  run_q = qv.index(run.qid_vocab)  # each run query's code in the qrels, -1 if it has none
+  keep_q = np.zeros(len(qv), bool)
+  keep_q[run_q[run_q >= 0]] = True
+  if complete:
+    keep_q[:] = True
   if not keep_q.any():  # no query in common, or (with complete) qrels without any query
     run_name, qrels_name = (f" {s}" if s != kind else "" for s, kind in zip(
         sources, ("run", "qrels")))
-    raise ValueError(f"no query of the run{run_name} ({_some(run_qids)}) has judgments in the "
-                     f"qrels{qrels_name} ({_some(qrel_qids)}); nothing to evaluate")
-  qids = qrel_qids[keep_q]
-  nq = qids.size
-  remap = np.full(qrel_qids.size, -1)
-  remap[keep_q] = np.arange(nq)
-  jq = remap[qrel_q]
-  pos_run = np.where(np.isin(run_qids, qids), np.searchsorted(qids, run_qids), -1)
-  rq = pos_run[run_q] if run_q.size else run_q
+    raise ValueError(f"no query of the run{run_name} ({_some(run.qid_vocab)}) has judgments in "
+                     f"the qrels{qrels_name} ({_some(qv)}); nothing to evaluate")
+  by_bytes = qv.argsort()
+  kept = by_bytes[keep_q[by_bytes]]  # qrels codes of the evaluated queries, in strcmp order
+  nq = kept.size
+  remap = np.full(len(qv) + 1, -1)  # the last entry maps the run's -1 (unjudged query)
+  remap[kept] = np.arange(nq)
+  jq = remap[qrels.qid_codes]
+  rq = remap[run_q][run.qid_codes]
   rows = rq >= 0
-  rq, rdocs, rscore = rq[rows], run.docid[rows], run.score[rows]
+  rq, rdoc, rscore = rq[rows], run.docid_codes[rows].astype(np.int64), run.score[rows]
   jrows = jq >= 0
-  jq, jdocs, jrel = jq[jrows], qrels.docid[jrows], qrels.rel[jrows]
+  jq, jrel = jq[jrows], qrels.rel[jrows]
 
-  # Documents: one code space, ascending strcmp order.
-  docs, inv = np.unique(np.concatenate([rdocs, jdocs]), return_inverse=True)
-  inv = inv.reshape(-1)
-  rdoc, jdoc = inv[:rdocs.size], inv[rdocs.size:]
-  _duplicates(rq, rdoc, qids, docs, sources[0])
-  _duplicates(jq, jdoc, qids, docs, sources[1])
+  # Documents: the run's codes, then the qrels documents the run never retrieved.
+  rv, qdv = run.docid_vocab, qrels.docid_vocab
+  in_run = rv.index(qdv)
+  jdoc = np.where(in_run >= 0, in_run, len(rv) + np.arange(len(qdv)))[qrels.docid_codes[jrows]]
+  D = max(len(rv) + len(qdv), 1)
+  doc_name = lambda d: rv[d] if d < len(rv) else qdv[d - len(rv)]  # noqa: E731
+  _duplicates(rq, rdoc, kept, qv, doc_name, D, sources[0])
+  _duplicates(jq, jdoc, kept, qv, doc_name, D, sources[1])
 
   # trec order within each query; position p = 0, 1, ... per query.
   keys = _order_keys(rscore, float32)
-  tie = -rdoc if ties == "trec" else np.arange(rq.size)
+  tie = -rv.byte_rank()[rdoc] if ties == "trec" else np.arange(rq.size)
   order = np.lexsort((tie, -keys, rq))
   rq, rdoc, keys = rq[order], rdoc[order], keys[order]
   counts = np.bincount(rq, minlength=nq)
@@ -547,7 +544,6 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
 
   # Grades of retrieved documents in rank order (trec_eval's form_res_rels): the judgment, or
   # UNJUDGED for every negative judgment (in the pool, not judged), or NOT_IN_QRELS.
-  D = max(docs.size, 1)
   jkey = jq.astype(np.int64) * D + jdoc
   jorder = np.argsort(jkey)
   jkey_sorted = jkey[jorder]
@@ -631,7 +627,7 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
       if m.per_query:
         per_query[name] = v
   names = [n for r in requests for n in r.names()]
-  return Result(qids=[q.decode() for q in qids.tolist()], per_query=per_query, summary=summary,
+  return Result(qids=[qv[int(c)] for c in kept], per_query=per_query, summary=summary,
                 integer=integer, core=core_values, names=names)
 
 

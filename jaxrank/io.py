@@ -523,6 +523,18 @@ class Ids:
     """8-byte windows of the store (every id's words lie inside it: no padding needed)."""
     return _windows(self._words.view(np.uint8))
 
+  def byte_rank(self) -> np.ndarray:
+    """Each code's position in byte order (the inverse of :meth:`argsort`).
+
+    Example:
+      >>> from jaxrank import io
+      >>> io.Ids.from_strings(["b", "a", "c"])[0].byte_rank().tolist()
+      [1, 0, 2]
+    """
+    rank = np.empty(len(self), np.int64)
+    rank[self.argsort()] = np.arange(len(self))
+    return rank
+
   def argsort(self) -> np.ndarray:
     """The codes in byte order of their ids (UTF-8 bytes compared unsigned, trec_eval's
     ``strcmp``; a prefix comes first). Sorts 8-byte words, refining ties word by word.
@@ -1534,13 +1546,6 @@ def _check_writable(vocab: Ids, what: str, qid: bool) -> None:
                      "start with '#'")
 
 
-def _byte_rank(vocab: Ids) -> np.ndarray:
-  """Each code's position in byte (strcmp) order."""
-  rank = np.empty(len(vocab), np.int64)
-  rank[vocab.argsort()] = np.arange(len(vocab))
-  return rank
-
-
 def write_run(run: Run | Mapping[str, Mapping[str, float]], path: PathLike, *,
               tag: str | None = None) -> None:
   """Writes a run as ``qid Q0 docid rank score tag``, ranks 1.. in trec_eval's order per query
@@ -1561,8 +1566,8 @@ def write_run(run: Run | Mapping[str, Mapping[str, float]], path: PathLike, *,
   tag = run.tag if tag is None else tag
   if not isinstance(tag, str) or not tag or any(c in " \t\n\v\f\r" for c in tag):
     raise ValueError(f"tag must be a non-empty string without whitespace, got {tag!r}")
-  qrank = _byte_rank(run.qid_vocab)[run.qid_codes]
-  order = np.lexsort((-_byte_rank(run.docid_vocab)[run.docid_codes], -run.score, qrank))
+  qrank = run.qid_vocab.byte_rank()[run.qid_codes]
+  order = np.lexsort((-run.docid_vocab.byte_rank()[run.docid_codes], -run.score, qrank))
   q = qrank[order]
   start = np.r_[True, q[1:] != q[:-1]] if q.size else np.zeros(0, bool)
   rank = np.arange(q.size) - np.flatnonzero(start)[np.cumsum(start) - 1] + 1
@@ -1587,8 +1592,8 @@ def write_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]], path: PathLike) 
   qrels = as_qrels(qrels)
   _check_writable(qrels.qid_vocab, "qrels qid", True)
   _check_writable(qrels.docid_vocab, "qrels docid", False)
-  order = np.lexsort((_byte_rank(qrels.docid_vocab)[qrels.docid_codes],
-                      _byte_rank(qrels.qid_vocab)[qrels.qid_codes]))
+  order = np.lexsort((qrels.docid_vocab.byte_rank()[qrels.docid_codes],
+                      qrels.qid_vocab.byte_rank()[qrels.qid_codes]))
   qs, ds = qrels.qid_vocab.tolist(), qrels.docid_vocab.tolist()
   with open(path, "w", encoding="utf-8", newline="\n") as f:
     f.writelines(f"{qs[a]} 0 {ds[b]} {r}\n" for a, b, r in zip(
