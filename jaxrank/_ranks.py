@@ -168,8 +168,30 @@ def as_scores(*named: tuple[str, ArrayLike, int]) -> list[jax.Array]:
   arrays = [_checks.as_array(name, x, kinds="fi", min_ndim=nd) for name, x, nd in host]
   common = functools.reduce(exact_common_dtype, [a.dtype for a in arrays])
   if common is None:
+    common = _float_holding_values(arrays)
+  if common is None:
     return _ranked_on_host(host)
   return [a if a.dtype == common else a.astype(common) for a in arrays]
+
+
+def _float_holding_values(arrays: list[jax.Array]) -> np.dtype | None:
+  """The float dtype of the float scores when every integer score's value fits its mantissa.
+
+  ``int32`` positives against ``float32`` candidates (a list of Python ints, say) have no exact
+  common dtype without x64, but their values nearly always fit float32 exactly (``|v| <= 2**24``):
+  then a cast keeps the order and the device path, instead of ranking everything on the host.
+  """
+  floats = [a.dtype for a in arrays if jnp.issubdtype(a.dtype, jnp.floating)]
+  if not floats or not all(_checks.is_concrete(a) for a in arrays):
+    return None
+  f = np.dtype(functools.reduce(jnp.promote_types, floats))
+  limit = 2 ** _precision_bits(f)
+  for a in arrays:
+    if not jnp.issubdtype(a.dtype, jnp.floating) and a.size:
+      low, high = (int(v) for v in jax.device_get((jnp.min(a), jnp.max(a))))
+      if low < -limit or high > limit:
+        return None
+  return f
 
 
 def _ranked_on_host(named):

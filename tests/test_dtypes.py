@@ -301,3 +301,12 @@ def test_soft_metrics_keep_int64_magnitudes():
   value = jaxrank.soft_reciprocal_rank(np.array([[2**40, 5]], np.uint64), [[1, 0]],
                                        temperature=1e-3)
   assert float(value[0]) == pytest.approx(1.0, abs=1e-3)
+
+
+def test_int_positives_against_float32_candidates_stay_exact():
+  # Small ints against float32 are cast (they fit the mantissa); 2**24 + 1 does not fit and
+  # still ranks by its exact value (it is above the candidate 2**24, which float32 would tie).
+  cand = np.array([[0.5, 3.0, 2.0**24, -1.0]], np.float32)
+  for pos, want in (([3], [2]), ([1], [3]), ([2**24 + 1], [1]), ([2**24], [1])):
+    lo = np.asarray(linkpred.rank(pos, cand, ties="optimistic")).tolist()
+    assert lo == want, (pos, lo)
