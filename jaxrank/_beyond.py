@@ -55,7 +55,7 @@ def _popularity(item_popularity: ArrayLike) -> jax.Array:
   p = _checks.as_array("item_popularity", item_popularity, kinds="fi", wide_ints="float")
   if p.ndim != 1:
     raise ValueError(f"item_popularity must have shape (num_items,), got {tuple(p.shape)}")
-  if _checks.is_concrete(p) and any(bool(v) for v in _checks.label_summary(p)):
+  if _checks.is_concrete(p) and any(jax.device_get(_checks.label_summary(p))):
     values = np.asarray(p).astype(np.float64)
     i = int(np.argwhere(np.isnan(values) | (values < 0) | (values > _checks.MAX_GRADE))[0][0])
     raise ValueError(f"item_popularity must be counts >= 0 (training users or interactions "

@@ -179,7 +179,7 @@ def check_labels(name: str, labels: jax.Array) -> None:
   """
   if not is_concrete(labels) or labels.dtype == jnp.bool_:
     return
-  raise_label_error(name, labels, *(bool(v) for v in label_summary(labels)))
+  raise_label_error(name, labels, *(bool(v) for v in jax.device_get(label_summary(labels))))
 
 
 def raise_label_error(name: str, labels: jax.Array, has_nan: bool, has_negative: bool,

@@ -199,6 +199,17 @@ def names_metrics(x: Any) -> bool:
 DEFAULT_METRICS = ("ndcg@10", "map", "mrr", "precision@10", "recall@10")
 
 
+def metrics_second(first: Any, second: Any, metrics: Any, default: Sequence[str]):
+  """``(second, metrics)``, or ``(None, second)`` for ``evaluate(ranks, ["map", ...])``: a Ranks
+  needs no labels (or candidates), so a list of names second is the metrics."""
+  if not (isinstance(first, Ranks) and names_metrics(second)):
+    return second, metrics
+  if metrics is not default:
+    raise ValueError("metrics given twice: with a Ranks pass them second, "
+                     "evaluate(ranks, metrics), or as metrics=...")
+  return None, second
+
+
 def evaluate(scores: ArrayLike | Ranks, labels: ArrayLike | Sequence[str] | None = None,
              metrics: Sequence[str] = DEFAULT_METRICS, *,
              where: ArrayLike | None = None, threshold: float = 1,
@@ -232,12 +243,7 @@ def evaluate(scores: ArrayLike | Ranks, labels: ArrayLike | Sequence[str] | None
     >>> {k: round(float(v[0]), 4) for k, v in out.items()}
     {'map': 0.5833, 'ndcg@2': 0.3869}
   """
-  if isinstance(scores, Ranks) and names_metrics(labels):
-    # evaluate(ranks, ["map", ...]): a Ranks needs no labels, so the second argument is metrics.
-    if metrics is not DEFAULT_METRICS:
-      raise ValueError("metrics given twice: with a Ranks pass them second, "
-                       "evaluate(ranks, metrics), or as metrics=...")
-    labels, metrics = None, labels
+  labels, metrics = metrics_second(scores, labels, metrics, DEFAULT_METRICS)
   metrics = metric_list(metrics)
   if reduce not in (None, "mean"):
     raise ValueError(f"reduce must be None or 'mean', got {reduce!r}")

@@ -260,7 +260,7 @@ def precision_denominator(r: Ranks, k: int | None, o: Options) -> jax.Array:
   if o.precision_denominator == "k":
     # Behind a barrier: XLA rewrites x / 10 as x * 0.1, one ulp off (3 / 10 -> 0.30000000000000004).
     return lax.optimization_barrier(jnp.full(r.shape, k, _float()))
-  return jnp.minimum(min(k, r.size), r.num_items).astype(_float())
+  return jnp.minimum(_cap(r, k), r.num_items).astype(_float())
 
 
 def recall(r, k, o):

@@ -120,7 +120,7 @@ def _compute(r: Ranks, *, specs, ties):
                  for name, k in specs)
   # The other policies are the rank core's: exact expectation over tie orders, or a bound.
   return _evaluate.compute_ranks(r, specs=tuple((_CORE_NAMES[name], k) for name, k in specs),
-                            options=_evaluate.make_options(ties=ties))
+                                options=_evaluate.make_options(ties=ties))
 
 
 def _check_ties(ties):
@@ -469,11 +469,8 @@ def evaluate(positive_scores: ArrayLike | Ranks,
     {'mrr': 0.75, 'hits@1': 0.5}
   """
   _check_ties(ties)
-  if isinstance(positive_scores, Ranks) and _evaluate.names_metrics(candidate_scores):
-    if metrics is not DEFAULT_METRICS:  # evaluate(ranks, ["mrr"]): the names come second
-      raise ValueError("metrics given twice: with a Ranks pass them second, "
-                       "evaluate(ranks, metrics), or as metrics=...")
-    candidate_scores, metrics = None, candidate_scores
+  candidate_scores, metrics = _evaluate.metrics_second(positive_scores, candidate_scores, metrics,
+                                                       DEFAULT_METRICS)
   metrics = _evaluate.metric_list(metrics)
   if reduce not in (None, "mean"):
     raise ValueError(f"reduce must be None or 'mean', got {reduce!r}")

@@ -34,11 +34,11 @@ import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jaxrank import _evaluate, _ranks, _trec, io
+from jaxrank import _checks, _evaluate, _ranks, _trec, io
 
 __all__ = ["DEFAULT_METRICS", "evaluate", "evaluate_ranked", "evaluate_run"]
 
-DEFAULT_METRICS = ("ndcg@10", "map", "mrr", "precision@10", "recall@10")
+DEFAULT_METRICS = _evaluate.DEFAULT_METRICS
 _Result = dict[str, Any]
 
 
@@ -354,7 +354,6 @@ def _scored_values(n_lists, lists, pos, s, y, *, specs, options, ties):
 # ----------------------------------------------------------------------------------------------
 # Scores and labels.
 
-_MAX_GRADE = float(np.finfo(np.float32).max)  # grades are float32 in the rank core
 
 
 def _numeric(name: str, arr: np.ndarray) -> np.ndarray:
@@ -452,13 +451,13 @@ def _as_flat(scores, labels, where):
 
 
 def _check_grades(lead, lists, index, grades, what: str) -> None:
-  bad = np.flatnonzero(np.isnan(grades) | (grades < 0) | (grades > _MAX_GRADE))
+  bad = np.flatnonzero(np.isnan(grades) | (grades < 0) | (grades > _checks.MAX_GRADE))
   if bad.size:
     i = bad[0]
     where = int(lists[i]) if len(lead) <= 1 else tuple(
         int(v) for v in np.unravel_index(int(lists[i]), lead))
     raise ValueError(f"{what}: list {where}, item {int(index[i])}: grades must be >= 0 "
-                     f"(0 = not relevant), finite and at most {_MAX_GRADE:g} (float32), not "
+                     f"(0 = not relevant), finite and at most {_checks.MAX_GRADE:g} (float32), not "
                      f"NaN; got {grades[i]:g}")
 
 
@@ -736,12 +735,12 @@ def _grade_array(keys, user, ids, grades) -> np.ndarray:
   if grades.dtype.kind not in "biuf":
     raise TypeError(f"relevant_grades must be numeric, got dtype {grades.dtype}")
   grades = grades.astype(np.float64)
-  bad = np.flatnonzero(np.isnan(grades) | (grades < 0) | (grades > _MAX_GRADE))
+  bad = np.flatnonzero(np.isnan(grades) | (grades < 0) | (grades > _checks.MAX_GRADE))
   if bad.size:
     i = bad[0]
     item = ids[i].item() if isinstance(ids[i], np.generic) else ids[i]
     raise ValueError(f"relevant for {_label(keys, int(user[i]))}: the grade of item "
-                     f"{item!r} must be a number >= 0 and at most {_MAX_GRADE:g} (float32), "
+                     f"{item!r} must be a number >= 0 and at most {_checks.MAX_GRADE:g} (float32), "
                      f"got {float(grades[i])!r}")
   return grades
 
