@@ -233,8 +233,17 @@ def num_candidates(positive_scores: ArrayLike | Ranks, candidate_scores: ArrayLi
     Array([3], dtype=int32)
   """
   _checks.check_choice("num_options", num_options, NUM_OPTIONS)
+  positive_scores, candidate_scores = _scores_once(positive_scores, candidate_scores, num_options)
   r = ranks(positive_scores, candidate_scores, candidate_mask=candidate_mask)
   return _count_options(r, positive_scores, candidate_scores, candidate_mask, num_options)
+
+
+def _scores_once(positive_scores, candidate_scores, num_options):
+  """The scores as arrays once, when both ``ranks`` and the finite count read them."""
+  if num_options == "all" or isinstance(positive_scores, Ranks):
+    return positive_scores, candidate_scores
+  return as_scores(("positive_scores", positive_scores, 0),
+                   ("candidate_scores", candidate_scores, 1))
 
 
 def _count_options(r: Ranks, positive_scores, candidate_scores, candidate_mask,
@@ -245,11 +254,9 @@ def _count_options(r: Ranks, positive_scores, candidate_scores, candidate_mask,
   if isinstance(positive_scores, Ranks):
     raise ValueError("num_options='finite' counts finite scores, which a Ranks does not hold: "
                      "pass positive_scores and candidate_scores")
-  pos, cand = as_scores(("positive_scores", positive_scores, 0),
-                        ("candidate_scores", candidate_scores, 1))
   mask = None if candidate_mask is None else jnp.asarray(candidate_mask)
-  count = _finite_options(pos, cand, mask)
-  if _checks.is_concrete(count):
+  count = _finite_options(positive_scores, candidate_scores, mask)  # arrays: _scores_once
+  if _checks.is_concrete(count) and bool(jnp.min(count, initial=1) < 1):  # host only on failure
     bad = np.argwhere(np.asarray(count) < 1)
     if bad.size:
       i = tuple(int(j) for j in bad[0])
@@ -338,6 +345,7 @@ def expected_reciprocal_rank(num_candidates: ArrayLike) -> jax.Array:
 def _mean_and_expectation(name, positive_scores, candidate_scores, candidate_mask, k, ties,
                           num_options):
   _checks.check_choice("num_options", num_options, NUM_OPTIONS)
+  positive_scores, candidate_scores = _scores_once(positive_scores, candidate_scores, num_options)
   r = ranks(positive_scores, candidate_scores, candidate_mask=candidate_mask)
   value = jnp.mean(_one(name, r, None, k, None, ties))
   # C >= 1: by construction for "all", checked (when concrete) for "finite".
