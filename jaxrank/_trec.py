@@ -343,6 +343,8 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
   if not resolved and options.ties in ("optimistic", "pessimistic"):
     rel_lo = rel_hi = resolve_ties(rel_list, rel_lo, rel_hi, rel_grade, options.ties)
     resolved = True
+  if resolved:  # positions are final: one compilation serves every tie policy
+    options = dataclasses.replace(options, ties="first")
   unranked = np.iinfo(np.int64).max
   order = np.lexsort((rel_grade, rel_hi, np.where(rel_lo > 0, rel_lo, unranked), rel_list))
   rel_list, rel_lo, rel_hi, rel_grade = (x[order] for x in (rel_list, rel_lo, rel_hi, rel_grade))

@@ -106,8 +106,6 @@ def _is_array(x: Any) -> bool:
 _KERNEL_MAX_SLOTS = 1024
 _ITEMS_PER_CALL = 1 << 22  # padded items of one kernel call (the memory bound of a call)
 _MIN_ITEMS_PER_CALL = 1 << 12  # small calls are padded up to this: few distinct shapes
-_SLOTS_PER_CALL = 1 << 20
-_MIN_SLOTS_PER_CALL = 1 << 10
 
 
 def _pow2(x: np.ndarray, minimum: int) -> np.ndarray:
@@ -289,43 +287,13 @@ def _host_ranks(lists, s, rel, grade, ties: str) -> tuple[np.ndarray, np.ndarray
   return pos, pos
 
 
-def _score_ranks(lo, hi, grades, num_items, size: int, resolved: bool, specs, options):
-  """Metrics of a padded batch of host-made ranks, in float64 (the kernel under x64 mode)."""
-  with jax.enable_x64(True):
-    ranks = _ranks.Ranks(lo=jnp.asarray(lo), hi=jnp.asarray(hi), grades=jnp.asarray(grades),
-                         num_items=jnp.asarray(num_items),
-                         overflow=jnp.zeros(num_items.shape, bool), size=size,
-                         resolved=resolved)
-    values = _evaluate.compute(ranks, None, specs, options)
-    return tuple(np.asarray(v, np.float64) for v in values)
-
-
 def _slot_values(num_items, slot_list, lo, hi, grade, *, resolved: bool, specs, options):
-  """Metrics of lists from the ranks of their relevant items (``lo <= 0``: not retrieved)."""
-  if resolved:  # the tie policy was applied already: one compilation serves every policy
-    options = dataclasses.replace(options, ties="first")
-  n = num_items.size
-  order, calls = _batches(np.ones(n, np.int64), _pow2(np.bincount(slot_list, minlength=n), 8),
-                          budget=_SLOTS_PER_CALL, floor=_MIN_SLOTS_PER_CALL)
-  slot_list, lo, hi, grade = _in_call_order(order, slot_list, lo, hi, grade)
-  first = np.searchsorted(slot_list, np.arange(n + 1))
-  out = [np.empty(n) for _ in specs]
-  for start, stop, rows, _, slots in calls:
-    num = np.zeros(rows, np.int32)
-    num[:stop - start] = num_items[order[start:stop]]
-    size = _trec.bucket(int(num.max()), 16)
-    a, b = first[start], first[stop]
-    row, col = slot_list[a:b] - start, np.arange(a, b) - first[slot_list[a:b]]
-    unranked = lo[a:b] <= 0
-    lo_, hi_ = np.full((2, rows, slots), size + 1, np.int32)
-    lo_[row, col] = np.where(unranked, size + 1, lo[a:b])
-    hi_[row, col] = np.where(unranked, size + 1, hi[a:b])
-    grades = np.zeros((rows, slots), np.float32)
-    grades[row, col] = grade[a:b]
-    for acc, v in zip(out, _score_ranks(lo_, hi_, grades, num, size, resolved, specs,
-                                        options)):
-      acc[order[start:stop]] = v[:stop - start]
-  return out
+  """Metrics of lists from the ranks of their relevant items (``lo <= 0``: not retrieved), by
+  the trec path's scorer (:func:`jaxrank._trec.score_ranks`: canonical slot order, float64)."""
+  num_items = np.asarray(num_items, np.int64)
+  return list(_trec.score_ranks(num_items.size, num_items, num_items, slot_list,
+                                np.maximum(lo, 0), np.maximum(hi, 0), grade, specs, options,
+                                resolved=resolved))
 
 
 def _scored_values(n_lists, lists, pos, s, y, *, specs, options, ties):
