@@ -18,17 +18,14 @@ data only, not on the order of the lines.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import numbers
 import re
 from collections.abc import Callable, Sequence
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-from jaxrank import _checks, _evaluate, _ranks
+from jaxrank import _checks, _evaluate, _hostrank
 from jaxrank.io import Qrels, Run
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -269,118 +266,6 @@ def parse_measures(specs: Sequence[str]) -> list[Request]:
 
 
 # ----------------------------------------------------------------------------------------------
-# The rank-core kernel shared by the TREC path and the NumPy wrapper.
-
-
-def bucket(n: int, minimum: int = 1) -> int:
-  """The next power of two >= ``max(n, minimum)``: few distinct shapes, few compilations."""
-  return 1 << (max(int(n), int(minimum), 1) - 1).bit_length()
-
-
-# Padded [lists, slots] elements per kernel call: bounds the memory of a chunk whatever the number
-# of relevant documents of its lists; small batches are padded up to it (few distinct shapes).
-ELEMENTS = 1 << 20
-MIN_ELEMENTS = 1 << 12
-
-
-@functools.partial(jax.jit, static_argnames=("specs", "options", "size", "resolved"))
-def _kernel(lo, hi, grades, num_items, *, specs, options, size, resolved):
-  ranks = _ranks.Ranks(lo=lo, hi=hi, grades=grades, num_items=num_items,
-                       overflow=jnp.zeros(num_items.shape, bool), size=size,
-                       resolved=resolved)
-  return _evaluate.compute_ranks(ranks, specs=specs, options=options)
-
-
-def spans(sizes: np.ndarray, budget: int, most: int):
-  """Consecutive ``(start, stop)`` blocks of lists whose padded size, the number of lists times
-  the largest of their ``sizes``, stays within ``budget`` (a larger list gets a block of its
-  own), with at most ``most`` lists each."""
-  start, n = 0, sizes.size
-  while start < n:
-    cap = min(n, start + most)
-    cost = np.arange(1, cap - start + 1) * np.maximum.accumulate(sizes[start:cap])
-    stop = start + max(1, int(np.searchsorted(cost, budget, "right")))
-    yield start, stop
-    start = stop
-
-
-def resolve_ties(rel_list: np.ndarray, lo: np.ndarray, hi: np.ndarray, grade: np.ndarray,
-                 policy: str) -> np.ndarray:
-  """Exact positions of relevant items in their tie groups ``[lo, hi]`` under ``policy``:
-  ``"optimistic"`` puts them first (higher grades first), ``"pessimistic"`` last (higher grades
-  last). Items that are not ranked (``lo == 0``) stay unranked. O(m log m) on the host."""
-  sign = -1 if policy == "optimistic" else 1
-  order = np.lexsort((sign * grade, lo, rel_list))
-  lists, g_lo, g_hi = rel_list[order], lo[order], hi[order]
-  start = np.ones(lists.size, bool)
-  start[1:] = (lists[1:] != lists[:-1]) | (g_lo[1:] != g_lo[:-1])
-  group = np.cumsum(start) - 1
-  first = np.flatnonzero(start)
-  index = np.arange(lists.size) - first[group]  # rank within the group's relevant items
-  size = np.bincount(group, minlength=first.size)[group]
-  at = g_lo + index if policy == "optimistic" else g_hi - (size - 1 - index)
-  out = np.empty(lo.size, np.int64)
-  out[order] = np.where(g_lo > 0, at, 0)
-  return out
-
-
-def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_list: np.ndarray,
-                rel_lo: np.ndarray, rel_hi: np.ndarray, rel_grade: np.ndarray, specs: tuple,
-                options, *, resolved: bool, chunk: int = 4096,
-                progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, ...]:
-  """Core metrics of ``n_lists`` lists from the rank bounds of their relevant items.
-
-  List ``i`` ranks ``num_items[i]`` items in a catalog of ``length[i]``; each relevant item
-  ``(rel_list, rel_lo, rel_hi, rel_grade)`` sits somewhere in ranks ``[lo, hi]`` (``lo == hi``
-  when ``resolved``; ``lo == 0``: not ranked). ``options.ties`` optimistic or pessimistic is
-  applied here. Lists are scored in chunks of at most ``chunk`` lists and about
-  :data:`ELEMENTS` padded slots, every dimension padded to a power of two (few compilations);
-  each list's slots are in a canonical order (by rank, then grade), so a value depends on the
-  data only, not on the order of the input lines. The kernel runs in JAX's x64 mode, so values
-  are float64 like trec_eval's.
-  """
-  rel_lo, rel_hi = np.asarray(rel_lo, np.int64), np.asarray(rel_hi, np.int64)
-  if not resolved and options.ties in ("optimistic", "pessimistic"):
-    rel_lo = rel_hi = resolve_ties(rel_list, rel_lo, rel_hi, rel_grade, options.ties)
-    resolved = True
-  if resolved:  # positions are final: one compilation serves every tie policy
-    options = dataclasses.replace(options, ties="first")
-  unranked = np.iinfo(np.int64).max
-  order = np.lexsort((rel_grade, rel_hi, np.where(rel_lo > 0, rel_lo, unranked), rel_list))
-  rel_list, rel_lo, rel_hi, rel_grade = (x[order] for x in (rel_list, rel_lo, rel_hi, rel_grade))
-  slots = np.bincount(rel_list, minlength=n_lists)
-  rel_first = np.concatenate([[0], np.cumsum(slots)])
-  outs: list[list[np.ndarray]] = [[] for _ in specs]
-  for lo_list, hi_list in spans(np.maximum(slots, 8), ELEMENTS, chunk):
-    rows = hi_list - lo_list
-    nslots = bucket(int(slots[lo_list:hi_list].max()), 8)
-    nb = bucket(rows, max(1, MIN_ELEMENTS // nslots))
-    size = bucket(int(length[lo_list:hi_list].max()), 16)
-    a, b = rel_first[lo_list], rel_first[hi_list]
-    r = rel_list[a:b] - lo_list
-    c = np.arange(a, b) - rel_first[rel_list[a:b]]
-    lo = np.full((nb, nslots), size + 1, np.int32)
-    hi = np.full((nb, nslots), size + 1, np.int32)
-    grades = np.zeros((nb, nslots), np.float32)
-    ranked = rel_lo[a:b] > 0
-    lo[r, c] = np.where(ranked, rel_lo[a:b], size + 1)
-    hi[r, c] = np.where(ranked, rel_hi[a:b], size + 1)
-    grades[r, c] = rel_grade[a:b]
-    items = np.zeros(nb, np.int32)
-    items[:rows] = num_items[lo_list:hi_list]
-    with jax.enable_x64(True):  # float64 formulas: means print as trec_eval's doubles do
-      out = _kernel(lo, hi, grades, items, specs=specs, options=options, size=size,
-                    resolved=resolved)
-      for acc, v in zip(outs, out):
-        acc.append(np.asarray(v, np.float64)[:rows])
-    if progress is not None:
-      progress(hi_list, n_lists)
-  if n_lists == 0:
-    return tuple(np.zeros(0) for _ in specs)
-  return tuple(np.concatenate(acc) for acc in outs)
-
-
-# ----------------------------------------------------------------------------------------------
 # Runs against qrels.
 
 
@@ -411,24 +296,6 @@ def _order_keys(score: np.ndarray, float32: bool) -> np.ndarray:
   return np.where(nan, -1, inv.reshape(-1)).astype(np.int64)
 
 
-def first_duplicate(group: np.ndarray, item: np.ndarray, n_items: int) -> tuple[int, int] | None:
-  """The smallest ``(group, item)`` pair that occurs twice, or None (int codes, items < n_items)."""
-  n_items = max(n_items, 1)
-  key = np.sort(group.astype(np.int64) * n_items + item)
-  dup = np.flatnonzero(key[1:] == key[:-1])
-  return None if dup.size == 0 else divmod(int(key[dup[0]]), n_items)
-
-
-def within_group(group: np.ndarray, n_groups: int) -> np.ndarray:
-  """Each element's 0-based index among the elements of its group, in input order (the groups
-  need not come sorted)."""
-  order = np.argsort(group, kind="stable")
-  counts = np.bincount(group, minlength=n_groups)
-  out = np.empty(group.size, np.int64)
-  out[order] = np.arange(group.size) - (np.cumsum(counts) - counts)[group[order]]
-  return out
-
-
 def _some(vocab, shown: int = 3) -> str:
   """``queries 'a', 'b', 'c', ... (10 in all)`` (the first in byte order) for error messages."""
   if not len(vocab):
@@ -449,7 +316,7 @@ def check_level(threshold) -> float | int:
 
 def _duplicates(q: np.ndarray, doc: np.ndarray, kept: np.ndarray, qv, doc_name, n_docs: int,
                 what: str) -> None:
-  found = first_duplicate(q, doc, n_docs)
+  found = _hostrank.first_duplicate(q, doc, n_docs)
   if found is not None:
     raise ValueError(f"{what}: query {qv[int(kept[found[0]])]!r} lists document "
                      f"{doc_name(int(found[1]))!r} twice")
@@ -517,7 +384,7 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   in_run = rv.index(qdv)
   jdoc = np.where(in_run >= 0, in_run, len(rv) + np.arange(len(qdv)))[qrels.docid_codes[jrows]]
   D = max(len(rv) + len(qdv), 1)
-  doc_name = lambda d: rv[d] if d < len(rv) else qdv[d - len(rv)]  # noqa: E731
+  doc_name = lambda d: rv[d] if d < len(rv) else qdv[d - len(rv)]
   _duplicates(rq, rdoc, kept, qv, doc_name, D, sources[0])
   _duplicates(jq, jdoc, kept, qv, doc_name, D, sources[1])
 
@@ -575,7 +442,7 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
     retrieved = item >= 0
     rel_lo, rel_hi = np.zeros(item.size, np.int64), np.zeros(item.size, np.int64)
     rel_lo[retrieved], rel_hi[retrieved] = item_lo[item[retrieved]], item_hi[item[retrieved]]
-    out = score_ranks(nq, counts + extra, counts, jq[positive], rel_lo, rel_hi,
+    out = _hostrank.score_ranks(nq, counts + extra, counts, jq[positive], rel_lo, rel_hi,
                       jrel[positive], specs, options, resolved=ordered, chunk=chunk,
                       progress=progress)
     core_values = dict(zip(specs, out))
@@ -590,7 +457,7 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   jfirst = np.searchsorted(jq_sorted, np.arange(nq + 1))
   rfirst = np.concatenate([[0], np.cumsum(counts)])  # rq is sorted by query
   parts: list[list[list[np.ndarray]]] = [[] for _ in host]
-  for a, b in spans(np.maximum(counts, 1), ELEMENTS, nq) if host else ():
+  for a, b in _hostrank.spans(np.maximum(counts, 1), _hostrank.ELEMENTS, nq) if host else ():
     G = np.full((b - a, max(int(counts[a:b].max()), 1)), NOT_IN_QRELS, np.int64)
     G[rq[rfirst[a]:rfirst[b]] - a, pos[rfirst[a]:rfirst[b]]] = rgrade[rfirst[a]:rfirst[b]]
     judged = (jq_sorted[jfirst[a]:jfirst[b]] - a, jrel_sorted[jfirst[a]:jfirst[b]])

@@ -30,11 +30,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jaxrank import _checks, _evaluate, _ranks, _trec, io
+from jaxrank import _checks, _evaluate, _hostrank, _ranks, _trec, io
 
 __all__ = ["DEFAULT_METRICS", "evaluate", "evaluate_ranked", "evaluate_run"]
 
@@ -109,7 +108,7 @@ _MIN_ITEMS_PER_CALL = 1 << 12  # small calls are padded up to this: few distinct
 
 
 def _pow2(x: np.ndarray, minimum: int) -> np.ndarray:
-  """Elementwise :func:`jaxrank._trec.bucket`: the next power of two >= ``max(x, minimum)``."""
+  """Elementwise :func:`jaxrank._hostrank.bucket`: the next power of two >= ``max(x, minimum)``."""
   x = np.maximum(np.asarray(x, np.int64), minimum)
   return np.left_shift(1, np.frexp(x - 1)[1]).astype(np.int64)
 
@@ -144,7 +143,7 @@ def _batches(width: np.ndarray, slots: np.ndarray, *, budget: int, floor: int):
     most, least = max(1, budget // largest), max(1, floor // largest)
     lo = a
     while lo < b:
-      rows = min(most, _trec.bucket(b - lo, least))
+      rows = min(most, _hostrank.bucket(b - lo, least))
       if rows // 2 >= least and b - lo <= rows * 3 // 4:  # > 1/4 padding: a half call first
         rows //= 2
       hi = min(b, lo + rows)
@@ -276,7 +275,7 @@ def _host_ranks(lists, s, rel, grade, ties: str) -> tuple[np.ndarray, np.ndarray
     return gt + 1, ge
   if ties == "first":  # tied items ahead: those of the same group earlier in input order
     ahead = np.zeros(s.size, np.int64)
-    ahead[tied] = _trec.within_group(group[tied], n_groups)
+    ahead[tied] = _hostrank.within_group(group[tied], n_groups)
     pos = gt + 1 + ahead[at]
     return pos, pos
   j = group[at]
@@ -289,9 +288,9 @@ def _host_ranks(lists, s, rel, grade, ties: str) -> tuple[np.ndarray, np.ndarray
 
 def _slot_values(num_items, slot_list, lo, hi, grade, *, resolved: bool, specs, options):
   """Metrics of lists from the ranks of their relevant items (``lo <= 0``: not retrieved), by
-  the trec path's scorer (:func:`jaxrank._trec.score_ranks`: canonical slot order, float64)."""
+  the trec path's scorer (:func:`jaxrank._hostrank.score_ranks`: canonical slot order, float64)."""
   num_items = np.asarray(num_items, np.int64)
-  return list(_trec.score_ranks(num_items.size, num_items, num_items, slot_list,
+  return list(_hostrank.score_ranks(num_items.size, num_items, num_items, slot_list,
                                 np.maximum(lo, 0), np.maximum(hi, 0), grade, specs, options,
                                 resolved=resolved))
 
@@ -414,7 +413,7 @@ def _as_flat(scores, labels, where):
   sizes = np.array([r.size for r in srows], np.int64)
   lists = np.repeat(np.arange(len(srows)), sizes)
   pos = np.arange(lists.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-  cat = (lambda rows: np.concatenate(rows) if rows else np.zeros(0))  # noqa: E731
+  cat = (lambda rows: np.concatenate(rows) if rows else np.zeros(0))
   return (len(srows),), lists, pos, pos, cat(srows), cat(lrows).astype(np.float64)
 
 
@@ -634,6 +633,36 @@ def _rows_of_ids(what: str, keys, table: list, ordered: bool, grades_table):
   return sizes, values, grades
 
 
+def _int_rows(table, ordered: bool, grades_table):
+  """``(sizes, ids, grades)`` without a loop per user when every row is a list or tuple of
+  Python ints (or, on the relevant side, every row a set of ints or a dict ``{int id:
+  number}``); None sends the table to the general path, which names the user and the id of
+  anything wrong."""
+  if grades_table is not None or not isinstance(table, list):
+    return None
+  kinds = set(map(type, table))
+  plain = {list, tuple} if ordered else {list, tuple, set, frozenset}
+  grades = None
+  if not kinds <= plain:
+    if ordered or not kinds <= {dict, tuple} or not all(type(r) is dict or not r for r in table):
+      return None
+    grades = list(itertools.chain.from_iterable(r.values() for r in table if r))
+    if not set(map(type, grades)) <= {int, float}:
+      return None
+  flat = list(itertools.chain.from_iterable(table))
+  if not set(map(type, flat)) <= {int}:
+    return None
+  try:
+    ids = np.array(flat, np.int64)
+  except OverflowError:
+    return None
+  try:
+    grades = None if grades is None else np.array(grades, np.float64)
+  except OverflowError:
+    return None
+  return np.fromiter(map(len, table), np.int64, count=len(table)), ids, grades
+
+
 def _flat_ids(what: str, keys, table, ordered: bool, grades_table=None) -> _Side:
   """Flattens one side: ids checked to be all ints or all strings; ``-1`` padding dropped."""
   if isinstance(table, np.ndarray):
@@ -652,6 +681,14 @@ def _flat_ids(what: str, keys, table, ordered: bool, grades_table=None) -> _Side
       raise TypeError(f"{what} must hold int or string ids, got an array of dtype "
                       f"{table.dtype}")
     table = table.tolist()
+  fast = _int_rows(table, ordered, grades_table)
+  if fast is not None:
+    sizes, ids, grades = fast
+    keep = ids != -1
+    user = np.repeat(np.arange(len(table)), sizes)[keep]
+    g = None if ordered else (np.ones(user.size) if grades is None else
+                              _grade_array(keys, user, ids[keep], grades[keep]))
+    return _check_ids(what, keys, _Side(user, ids[keep], "int", g))
   sizes, values, grades = _rows_of_ids(what, keys, table, ordered, grades_table)
   user = np.repeat(np.arange(len(table)), sizes)
   kind = _id_kind(what, keys, sizes, values)
@@ -725,6 +762,9 @@ def _codes(rec: _Side, rel: _Side) -> tuple[np.ndarray, np.ndarray, Callable[[in
                         count=len(rec.ids) + len(rel.ids))
     return codes, len(index), lambda c: list(index)[c]
   both = np.concatenate([np.asarray(rec.ids, np.int64), np.asarray(rel.ids, np.int64)])
+  most = int(both.max(initial=-1))
+  if most < 2**31:  # small ids are their own codes: no sort
+    return both, most + 1, lambda c: c
   uniq, inverse = np.unique(both, return_inverse=True)
   return inverse.reshape(-1), uniq.size, lambda c: uniq[c].item()
 
@@ -779,28 +819,115 @@ def evaluate_ranked(recommended: Sequence[Sequence] | ArrayLike | Mapping[Any, S
                      ap_denominator=ap_denominator, precision_denominator=precision_denominator,
                      beta=beta)
   keys, rec_table, rel_table, grades_table = _users(recommended, relevant, relevant_grades)
+  values = _array_ranked_values(*_as_id_arrays(rec_table, rel_table, grades_table),
+                                 specs=specs, options=options)
+  if values is not None:
+    return {name: _keyed(keys, v, reduce, empty) for name, v in zip(names, values)}
   n = len(rec_table)
   rec = _flat_ids("recommended", keys, rec_table, True)
   rel = _flat_ids("relevant", keys, rel_table, False, grades_table)
   codes, n_codes, id_of = _codes(rec, rel)
   rec_code, rel_code = codes[:rec.user.size], codes[rec.user.size:]
+  sorted_sides = []
   for side, code, what in ((rec, rec_code, "recommended"), (rel, rel_code, "relevant")):
-    found = _trec.first_duplicate(side.user, code, n_codes)
-    if found is not None:
-      raise ValueError(f"{what} for {_label(keys, found[0])} repeats item {id_of(found[1])!r}")
+    order = _hostrank.order_within(side.user, code, n)
+    user, code = side.user[order], code[order]
+    dup = np.flatnonzero((code[1:] == code[:-1]) & (user[1:] == user[:-1]))
+    if dup.size:
+      raise ValueError(f"{what} for {_label(keys, int(user[dup[0]]))} repeats item "
+                       f"{id_of(int(code[dup[0]]))!r}")
+    sorted_sides.append((order, user, code))
+  (order, user, code), _ = sorted_sides
   sizes = np.bincount(rec.user, minlength=n)
-  pos = _trec.within_group(rec.user, n)
   # The rank of each relevant id: its position + 1 if recommended, else 0 (not retrieved).
+  # Recommended ids sorted within users, users ascending: (user, code) keys are sorted.
+  pos = (np.arange(rec.user.size) - (np.cumsum(sizes) - sizes)[rec.user])[order]
   d = max(n_codes, 1)
-  rec_key, rel_key = rec.user * d + rec_code, rel.user * d + rel_code
-  order = np.argsort(rec_key)
-  at = np.minimum(np.searchsorted(rec_key[order], rel_key), max(rec_key.size - 1, 0))
-  found = rec_key[order][at] == rel_key if rec_key.size else np.zeros(rel_key.size, bool)
-  rank = np.where(found, pos[order][at] + 1 if rec_key.size else 0, 0)
+  rec_key, rel_key = user * d + code, rel.user * d + rel_code
+  at = np.minimum(np.searchsorted(rec_key, rel_key), max(rec_key.size - 1, 0))
+  found = rec_key[at] == rel_key if rec_key.size else np.zeros(rel_key.size, bool)
+  rank = np.where(found, pos[at] + 1 if rec_key.size else 0, 0)
   positive = rel.grades > 0
   values = _slot_values(sizes, rel.user[positive], rank[positive], rank[positive],
                         rel.grades[positive], resolved=True, specs=specs, options=options)
   return {name: _keyed(keys, v, reduce, empty) for name, v in zip(names, values)}
+
+
+def _as_id_arrays(rec, rel, grades):
+  """The tables as 2-D id arrays padded with -1 (and grades) where that is cheap: arrays as they
+  are; lists and dicts of int ids whose rows are not too uneven (padding at most doubles
+  them). Anything else comes back as it is, for the general path."""
+  if isinstance(rec, np.ndarray) or isinstance(rel, np.ndarray) or grades is not None:
+    return rec, rel, grades
+  rows = _int_rows(rec, True, None), _int_rows(rel, False, None)
+  if None in rows:
+    return rec, rel, grades
+  (rec_sizes, rec_ids, _), (rel_sizes, rel_ids, rel_grades) = rows
+  padded = (_padded(rec_sizes, rec_ids, -1), _padded(rel_sizes, rel_ids, -1),
+            None if rel_grades is None else _padded(rel_sizes, rel_grades, 0))
+  return (rec, rel, grades) if padded[0] is None or padded[1] is None else padded
+
+
+def _padded(sizes: np.ndarray, values: np.ndarray, fill) -> np.ndarray | None:
+  """Rows of ``sizes[i]`` consecutive ``values`` as a 2-D array padded with ``fill``; None when
+  padding would more than double the data."""
+  n, width = sizes.size, int(sizes.max(initial=0))
+  if values.size == n * width:
+    return values.reshape(n, width)
+  if n * width > 2 * values.size + 4096:
+    return None
+  out = np.full((n, width), fill, values.dtype)
+  out[np.arange(width) < sizes[:, None]] = values
+  return out
+
+
+def _array_ranked_values(rec, rel, grades, *, specs, options) -> list[np.ndarray] | None:
+  """Metrics of 2-D int id arrays (rows padded with -1) by the jitted ranked-ids kernel, rows
+  in padded calls; None sends anything unusual (ids from 2**31, ids below -1, a repeated id, a
+  bad grade) to the general path, whose errors name the user and the id."""
+  if not (isinstance(rec, np.ndarray) and isinstance(rel, np.ndarray) and rec.dtype.kind in "iu"
+          and rel.dtype.kind in "iu" and rec.shape[1] and rel.shape[1]):
+    return None
+  if min(rec.min(), rel.min()) < -1 or max(rec.max(), rel.max()) >= 2**31 - 1:
+    return None
+  rec, rel = rec.astype(np.int32), rel.astype(np.int32)
+  order = np.argsort(rel, axis=-1, kind="stable")  # slots by id: a canonical order
+  rel = np.take_along_axis(rel, order, axis=-1)
+  if _repeats(np.sort(rec, axis=-1)) or _repeats(rel):
+    return None
+  if grades is None:
+    grades = np.ones(rel.shape, np.float32)
+  else:
+    grades = np.take_along_axis(np.asarray(grades), order, axis=-1)
+    if grades.dtype.kind not in "iuf" or not np.all((grades >= 0) & (grades <= _checks.MAX_GRADE)):
+      return None  # (NaN fails the test too)
+    grades = grades.astype(np.float32)
+  users, k, r = rec.shape[0], _hostrank.fine_bucket(rec.shape[1]), _hostrank.fine_bucket(
+      rel.shape[1])
+  rec = np.pad(rec, ((0, 0), (0, k - rec.shape[1])), constant_values=-1)
+  rel = np.pad(rel, ((0, 0), (0, r - rel.shape[1])), constant_values=-1)
+  grades = np.pad(grades, ((0, 0), (0, r - grades.shape[1])))
+  outs: list[list[np.ndarray]] = [[] for _ in specs]
+  for a, b, rows in _hostrank.row_calls(users, 1 << 16):
+    pad = ((0, rows - (b - a)), (0, 0))
+    with jax.enable_x64(True):  # float64 formulas, as on every NumPy path
+      values = _ranked_kernel(np.pad(rec[a:b], pad, constant_values=-1),
+                              np.pad(rel[a:b], pad, constant_values=-1),
+                              np.pad(grades[a:b], pad), specs=specs, options=options)
+      for acc, v in zip(outs, values):
+        acc.append(np.asarray(v, np.float64)[:b - a])
+  return [np.concatenate(acc) for acc in outs]
+
+
+def _repeats(rows: np.ndarray) -> bool:
+  """Whether a sorted row holds an id (>= 0) twice."""
+  return bool(np.any((rows[:, 1:] == rows[:, :-1]) & (rows[:, 1:] >= 0)))
+
+
+@functools.partial(jax.jit, static_argnames=("specs", "options"))
+def _ranked_kernel(rec, rel, grades, *, specs, options):
+  ranks = _ranks.from_ranked_ids(rec, rel, grades)
+  return _evaluate.compute_ranks(ranks, specs=specs, options=options)
 
 
 def _keyed(keys, values: np.ndarray, reduce, empty):

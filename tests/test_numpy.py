@@ -514,3 +514,61 @@ def test_evaluate_ranked_does_not_depend_on_the_order_of_the_relevant_ids():
                               ["ndcg", "map", "ndcg@5", "average_recall"])
     seen.add(tuple(float(v[0]) for v in out.values()))
   assert len(seen) == 1, seen
+
+
+def _random_ranked(rng, users=60, items=40):
+  """Ragged top lists (some -1 padding inside) and graded relevant dicts, some users empty."""
+  rec, rel = [], []
+  for u in range(users):
+    k = int(rng.integers(0, 12))
+    row = rng.permutation(items)[:k].tolist()
+    if k and rng.random() < 0.2:
+      row.insert(int(rng.integers(0, k)), -1)
+    rec.append(row)
+    r = int(rng.integers(0, 6))
+    rel.append({int(i): int(rng.integers(0, 4)) for i in rng.permutation(items)[:r]})
+  return rec, rel
+
+
+def test_evaluate_ranked_routes_agree_on_random_lists():
+  # Three routes: padded 2-D arrays (the jitted kernel), the same lists too uneven to pad (the
+  # host path), and string ids (coded on the host). All must give the same values.
+  rng = np.random.default_rng(7)
+  metrics = ["ndcg@5", "ndcg", "map", "mrr", "precision@3", "recall@10", "r_precision"]
+  rec, rel = _random_ranked(rng)
+  fast = jrn.evaluate_ranked(rec, rel, metrics)
+  uneven_rec = rec + [list(range(100, 5100))]  # one long list: padding would be 50x
+  uneven = jrn.evaluate_ranked(uneven_rec, rel + [{}], metrics)
+  strings = jrn.evaluate_ranked([[f"d{i}" for i in r if i >= 0] for r in rec],
+                                [{f"d{i}": g for i, g in r.items()} for r in rel], metrics)
+  width = max(map(len, rec))
+  arr = np.array([r + [-1] * (width - len(r)) for r in rec])
+  rel_ids = [list(r) + [-1] * (5 - len(r)) for r in rel]
+  rel_grades = [list(r.values()) + [0] * (5 - len(r)) for r in rel]
+  arrays = jrn.evaluate_ranked(arr, np.array(rel_ids), metrics,
+                               relevant_grades=np.array(rel_grades))
+  for m in metrics:
+    np.testing.assert_allclose(uneven[m][:-1], fast[m], rtol=1e-12, atol=0, err_msg=m)
+    np.testing.assert_allclose(strings[m], fast[m], rtol=1e-12, atol=0, err_msg=m)
+    np.testing.assert_allclose(arrays[m], fast[m], rtol=1e-12, atol=0, err_msg=m)
+  ref = jaxrank.evaluate(jaxrank.from_ranked_ids(arr, np.array(rel_ids), np.array(rel_grades)),
+                         metrics)
+  for m in metrics:
+    np.testing.assert_allclose(fast[m], np.asarray(ref[m]), rtol=1e-5, err_msg=m)
+
+
+def test_evaluate_ranked_arrays_with_large_ids_or_repeats_take_the_general_path():
+  small = jrn.evaluate_ranked(np.array([[3, 1, 2], [5, 4, -1]]), np.array([[1, -1], [4, 9]]),
+                              ["mrr", "recall@2"])
+  big = 2**40
+  large = jrn.evaluate_ranked(np.array([[big + 3, big + 1, big + 2], [big + 5, big + 4, -1]]),
+                              np.array([[big + 1, -1], [big + 4, big + 9]]), ["mrr", "recall@2"])
+  for m in small:
+    np.testing.assert_array_equal(large[m], small[m])
+  with pytest.raises(ValueError, match=r"recommended for user 1 repeats item 4"):
+    jrn.evaluate_ranked(np.array([[3, 1, 2], [4, 4, -1]]), np.array([[1], [4]]), ["mrr"])
+  with pytest.raises(ValueError, match=r"relevant for user 0 repeats item 1"):
+    jrn.evaluate_ranked(np.array([[3, 1, 2]]), np.array([[1, 1]]), ["mrr"])
+  with pytest.raises(ValueError, match=r"grade of item 1 must be a number >= 0"):
+    jrn.evaluate_ranked(np.array([[3, 1, 2]]), np.array([[1]]), ["mrr"],
+                        relevant_grades=np.array([[np.nan]]))

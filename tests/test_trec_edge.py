@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxrank import _trec, cli, io
+from jaxrank import _hostrank, _trec, cli, io
 from jaxrank import numpy as jrn
 from test_cli import run_cli, write
 
@@ -413,18 +413,18 @@ def test_one_query_is_not_padded_like_many():
   """Scoring one list with many relevant items costs one list, not a batch of 64."""
   run, qrels = _big_query(20_000, 10_000)
   shapes = []
-  real = _trec._kernel
+  real = _hostrank._kernel
 
   def spy(lo, hi, grades, num_items, **kw):
     shapes.append(lo.shape)
     return real(lo, hi, grades, num_items, **kw)
 
-  _trec._kernel = spy
+  _hostrank._kernel = spy
   try:
     _trec.evaluate_run(run, qrels, _trec.parse_measures(["map"]))
   finally:
-    _trec._kernel = real
-  assert shapes == [(1, 16384)]
+    _hostrank._kernel = real
+  assert shapes == [(1, 12288)]  # 10,000 slots padded to the next 1.5 x 2**k
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,0 +1,207 @@
+"""Host-side (NumPy) steps shared by the TREC path and the NumPy face: grouping, tie
+resolution, and scoring the ranks of relevant items with the rank core.
+
+Both doors hold flat columns (a list index per item, ids or scores, grades) and need the same
+few steps: each element's place within its list, the first repeated ``(list, item)`` pair, exact
+positions inside tie groups, and the metrics of lists from the rank bounds of their relevant
+items (:func:`score_ranks`: padded chunks, few compiled shapes, float64 like trec_eval).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxrank import _evaluate, _ranks
+
+
+def bucket(n: int, minimum: int = 1) -> int:
+  """The next power of two >= ``max(n, minimum)``: few distinct shapes, few compilations."""
+  return 1 << (max(int(n), int(minimum), 1) - 1).bit_length()
+
+
+# Padded [lists, slots] elements per kernel call: bounds the memory of a chunk whatever the number
+# of relevant documents of its lists; small batches are padded up to it (few distinct shapes).
+def fine_bucket(n: int, minimum: int = 1) -> int:
+  """The next of 1, 2, 3, 4, 6, 8, 12, 16, 24, ... (powers of two and 1.5 times them) >=
+  ``max(n, minimum)``: at most a third of padding, twice as many shapes as :func:`bucket`."""
+  b = bucket(n, minimum)
+  return b * 3 // 4 if b >= 4 and b * 3 // 4 >= max(int(n), int(minimum)) else b
+
+
+ELEMENTS = 1 << 20
+MIN_ELEMENTS = 1 << 12
+
+
+@functools.partial(jax.jit, static_argnames=("specs", "options", "size", "resolved"))
+def _kernel(lo, hi, grades, num_items, *, specs, options, size, resolved):
+  ranks = _ranks.Ranks(lo=lo, hi=hi, grades=grades, num_items=num_items,
+                       overflow=jnp.zeros(num_items.shape, bool), size=size,
+                       resolved=resolved)
+  return _evaluate.compute_ranks(ranks, specs=specs, options=options)
+
+
+def spans(sizes: np.ndarray, budget: int, most: int):
+  """Consecutive ``(start, stop)`` blocks of lists whose padded size, the number of lists times
+  the largest of their ``sizes``, stays within ``budget`` (a larger list gets a block of its
+  own), with at most ``most`` lists each."""
+  start, n = 0, sizes.size
+  while start < n:
+    cap = min(n, start + most)
+    cost = np.arange(1, cap - start + 1) * np.maximum.accumulate(sizes[start:cap])
+    stop = start + max(1, int(np.searchsorted(cost, budget, "right")))
+    yield start, stop
+    start = stop
+
+
+def _calls(slots: np.ndarray, most: int):
+  """Consecutive blocks of lists for one kernel call each: :func:`spans` of :data:`ELEMENTS`
+  padded slots, each cut so that padding its rows to a power of two adds at most a third
+  (100,000 lists: 65,536 + 32,768 + 2,048 rows, not 2 x 65,536)."""
+  for start, stop in spans(slots, ELEMENTS, most):
+    width = fine_bucket(int(slots[start:stop].max()), 8)
+    for a, b, _ in row_calls(stop - start, stop - start, max(1, MIN_ELEMENTS // width)):
+      yield start + a, start + b
+
+
+def row_calls(n: int, most: int, least: int = 1):
+  """``(start, stop, rows)`` of consecutive calls over ``n`` rows: at most ``most`` rows each,
+  each padded to ``rows``, a power of two (>= ``least``) with at most a third of padding."""
+  start = 0
+  while start < n:
+    rows = min(bucket(n - start, least), bucket(most))
+    if rows // 2 >= least and n - start <= rows * 3 // 4:
+      rows //= 2
+    yield start, min(n, start + rows), rows
+    start += rows
+
+
+def resolve_ties(rel_list: np.ndarray, lo: np.ndarray, hi: np.ndarray, grade: np.ndarray,
+                 policy: str) -> np.ndarray:
+  """Exact positions of relevant items in their tie groups ``[lo, hi]`` under ``policy``:
+  ``"optimistic"`` puts them first (higher grades first), ``"pessimistic"`` last (higher grades
+  last). Items that are not ranked (``lo == 0``) stay unranked. O(m log m) on the host."""
+  sign = -1 if policy == "optimistic" else 1
+  order = np.lexsort((sign * grade, lo, rel_list))
+  lists, g_lo, g_hi = rel_list[order], lo[order], hi[order]
+  start = np.ones(lists.size, bool)
+  start[1:] = (lists[1:] != lists[:-1]) | (g_lo[1:] != g_lo[:-1])
+  group = np.cumsum(start) - 1
+  first = np.flatnonzero(start)
+  index = np.arange(lists.size) - first[group]  # rank within the group's relevant items
+  size = np.bincount(group, minlength=first.size)[group]
+  at = g_lo + index if policy == "optimistic" else g_hi - (size - 1 - index)
+  out = np.empty(lo.size, np.int64)
+  out[order] = np.where(g_lo > 0, at, 0)
+  return out
+
+
+def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_list: np.ndarray,
+                rel_lo: np.ndarray, rel_hi: np.ndarray, rel_grade: np.ndarray, specs: tuple,
+                options, *, resolved: bool, chunk: int = 1 << 16,
+                progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, ...]:
+  """Core metrics of ``n_lists`` lists from the rank bounds of their relevant items.
+
+  List ``i`` ranks ``num_items[i]`` items in a catalog of ``length[i]``; each relevant item
+  ``(rel_list, rel_lo, rel_hi, rel_grade)`` sits somewhere in ranks ``[lo, hi]`` (``lo == hi``
+  when ``resolved``; ``lo == 0``: not ranked). ``options.ties`` optimistic or pessimistic is
+  applied here. Lists are scored in chunks of at most ``chunk`` lists and about
+  :data:`ELEMENTS` padded slots, every dimension padded to a power of two (few compilations);
+  each list's slots are in a canonical order (by rank, then grade), so a value depends on the
+  data only, not on the order of the input lines. The kernel runs in JAX's x64 mode, so values
+  are float64 like trec_eval's.
+  """
+  rel_lo, rel_hi = np.asarray(rel_lo, np.int64), np.asarray(rel_hi, np.int64)
+  if not resolved and options.ties in ("optimistic", "pessimistic"):
+    rel_lo = rel_hi = resolve_ties(rel_list, rel_lo, rel_hi, rel_grade, options.ties)
+    resolved = True
+  if resolved:  # positions are final: one compilation serves every tie policy
+    options = dataclasses.replace(options, ties="first")
+  if rel_list.size and np.any(rel_list[1:] < rel_list[:-1]):  # group the slots by list
+    order = np.argsort(rel_list, kind="stable")
+    rel_list, rel_lo, rel_hi, rel_grade = (x[order] for x in (rel_list, rel_lo, rel_hi, rel_grade))
+  slots = np.bincount(rel_list, minlength=n_lists)
+  rel_first = np.concatenate([[0], np.cumsum(slots)])
+  outs: list[list[np.ndarray]] = [[] for _ in specs]
+  for lo_list, hi_list in _calls(np.maximum(slots, 8), chunk):
+    rows = hi_list - lo_list
+    nslots = fine_bucket(int(slots[lo_list:hi_list].max()), 8)
+    nb = bucket(rows, max(1, MIN_ELEMENTS // nslots))
+    size = bucket(int(length[lo_list:hi_list].max()), 16)
+    a, b = rel_first[lo_list], rel_first[hi_list]
+    r = rel_list[a:b] - lo_list
+    c = np.arange(a, b) - rel_first[rel_list[a:b]]
+    lo = np.full((nb, nslots), size + 1, np.int32)
+    hi = np.full((nb, nslots), size + 1, np.int32)
+    grades = np.zeros((nb, nslots), np.float32)
+    ranked = rel_lo[a:b] > 0
+    lo[r, c] = np.where(ranked, rel_lo[a:b], size + 1)
+    hi[r, c] = np.where(ranked, rel_hi[a:b], size + 1)
+    grades[r, c] = rel_grade[a:b]
+    lo, hi, grades = canonical_slots(lo, hi, grades)
+    items = np.zeros(nb, np.int32)
+    items[:rows] = num_items[lo_list:hi_list]
+    with jax.enable_x64(True):  # float64 formulas: means print as trec_eval's doubles do
+      out = _kernel(lo, hi, grades, items, specs=specs, options=options, size=size,
+                    resolved=resolved)
+      for acc, v in zip(outs, out):
+        acc.append(np.asarray(v, np.float64)[:rows])
+    if progress is not None:
+      progress(hi_list, n_lists)
+  if n_lists == 0:
+    return tuple(np.zeros(0) for _ in specs)
+  return tuple(np.concatenate(acc) for acc in outs)
+
+
+def canonical_slots(lo: np.ndarray, hi: np.ndarray, grades: np.ndarray):
+  """Each list's slots ``[lists, slots]`` sorted by rank, then grade (unused slots hold a rank
+  past every valid one), so sums over slots do not depend on the input order. Slots of one list
+  with equal ``lo`` share a tie group, hence ``hi``: ``(lo, grade)`` orders them completely, and
+  packs into one int64 key (non-negative float32 grades order as their bits)."""
+  key = (lo.astype(np.int64) << 32) | grades.view(np.uint32).astype(np.int64)
+  order = np.argsort(key, axis=-1)
+  return tuple(np.take_along_axis(x, order, axis=-1) for x in (lo, hi, grades))
+
+
+def order_within(group: np.ndarray, key: np.ndarray, n_groups: int) -> np.ndarray:
+  """The permutation sorting ``key`` (ints >= 0) within each group, ``group`` ascending.
+
+  Row by row on a padded ``[groups, longest]`` block when that is at most about twice the data
+  (many small sorts: ~15x faster than one sort of everything), else one global sort.
+  """
+  sizes = np.bincount(group, minlength=n_groups)
+  width = int(sizes.max(initial=0))
+  if n_groups * width > 2 * group.size + 4096:
+    return np.lexsort((key, group))
+  starts = np.cumsum(sizes) - sizes
+  if group.size == n_groups * width:  # every group the same size: no padding
+    order = np.argsort(key.reshape(n_groups, width), axis=-1, kind="stable")
+    return (starts[:, None] + order).reshape(-1)
+  col = np.arange(group.size) - starts[group]
+  block = np.full((n_groups, width), np.iinfo(np.int64).max, np.int64)
+  block[group, col] = key
+  order = np.argsort(block, axis=-1, kind="stable")
+  return (starts[:, None] + order)[np.arange(width) < sizes[:, None]]
+
+
+def first_duplicate(group: np.ndarray, item: np.ndarray, n_items: int) -> tuple[int, int] | None:
+  """The smallest ``(group, item)`` pair that occurs twice, or None (int codes, items < n_items)."""
+  n_items = max(n_items, 1)
+  key = np.sort(group.astype(np.int64) * n_items + item)
+  dup = np.flatnonzero(key[1:] == key[:-1])
+  return None if dup.size == 0 else divmod(int(key[dup[0]]), n_items)
+
+
+def within_group(group: np.ndarray, n_groups: int) -> np.ndarray:
+  """Each element's 0-based index among the elements of its group, in input order (the groups
+  need not come sorted)."""
+  order = np.argsort(group, kind="stable")
+  counts = np.bincount(group, minlength=n_groups)
+  out = np.empty(group.size, np.int64)
+  out[order] = np.arange(group.size) - (np.cumsum(counts) - counts)[group[order]]
+  return out
