@@ -135,8 +135,8 @@ def _top_k_of_keys(scores, valid, *, k, select):
 
 def _top_k_cpu(scores, valid, *, k):
   """XLA's CPU top_k: float32 bits in total order, ties in index order (see _top_k_of_bits)."""
-  if _ranks.key_dtype(scores.dtype)[0] != np.int32:  # 64-bit scores under x64: exact, slow
-    return _top_k_of_keys(scores, valid, k=k, select=_top_k_of_ints)
+  if _ranks.key_dtype(scores.dtype)[0] != np.int32:  # 64-bit scores (x64 mode)
+    return _top_k_wide_cpu(scores, valid, k=k)
   exact = functools.partial(_top_k_of_keys, k=k, select=_top_k_of_bits)
   if scores.dtype != jnp.float32 or valid is not None:
     return exact(scores, valid)
@@ -147,6 +147,31 @@ def _top_k_cpu(scores, valid, *, k):
   values, ids = lax.top_k(scores, k)
   suspect = jnp.any(jnp.isnan(values) | (values == 0))  # a flushed subnormal counts as 0 here
   return lax.cond(suspect, lambda: exact(scores, valid), lambda: ids)
+
+
+def _top_k_wide_cpu(scores, valid, *, k):
+  """64-bit scores on the CPU: the top k of int64 keys, which XLA runs as a full sort.
+
+  64-bit integers whose valid values all lie in [-2**24, 2**24] (NumPy's default int64 under x64
+  mode, say) are float32 values exactly: their top k is float32's, padding at -inf.
+  """
+  exact = functools.partial(_top_k_of_keys, k=k, select=_top_k_of_ints)
+  if not jnp.issubdtype(scores.dtype, jnp.integer):
+    return exact(scores, valid)
+  limit = np.array(2**24, scores.dtype)
+  small = scores <= limit
+  if jnp.issubdtype(scores.dtype, jnp.signedinteger):
+    small &= scores >= -limit
+  if valid is not None:
+    small |= ~valid
+
+  def by_float32():
+    values = scores.astype(jnp.float32)
+    if valid is not None:
+      values = jnp.where(valid, values, -np.inf)
+    return lax.top_k(values, k)[1]
+
+  return lax.cond(jnp.all(small), by_float32, lambda: exact(scores, valid))
 
 
 def recommendation_counts(ranked_ids: ArrayLike, *, num_items: int) -> jax.Array:

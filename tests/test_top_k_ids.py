@@ -108,6 +108,12 @@ def test_64_bit_dtypes_under_x64_equal_the_reference(dtype):
     scores, valid = draw(dtype, rng)
     check(scores, valid, 5, transforms=False)
     check(scores, None, 5, transforms=False)
+    if np.dtype(dtype).kind in "iu":  # values within float32's integers: its top k, exact
+      small = rng.integers(0, 4, size=scores.shape).astype(dtype) + np.array(2**24 - 3, dtype)
+      check(small, valid, 5, transforms=False)
+      check(small, None, 16, transforms=False)
+      small[0, :3], small[0, 3] = 2**24, 2**24 + 1  # no float32: the keys' top k
+      check(small, None, 5, transforms=False)
 
 
 def test_float32_fast_path_and_its_fallbacks():
