@@ -87,27 +87,91 @@ def top_k_ids(scores: ArrayLike, k: int, *, where: ArrayLike | None = None) -> j
 
 @functools.partial(jax.jit, static_argnames=("k",))
 def _top_k_ids(scores, valid, *, k):
-  # The rank core's order keys: NaN below -inf, padding below NaN, ties by index.
-  keys = _ranks.sort_keys(scores, valid)
+  # XLA's CPU top_k is fast on float32 alone (other dtypes become a full sort, ~100x slower):
+  # the CPU gets its own kernel, other backends the top k of the rank core's order keys.
+  ids = lax.platform_dependent(
+      scores, valid, cpu=functools.partial(_top_k_cpu, k=k),
+      default=functools.partial(_top_k_of_keys, k=k, select=_top_k_of_ints))
   if valid is None:
-    return lax.top_k(keys, k)[1].astype(jnp.int32)
+    return ids
+  return jnp.where(jnp.take_along_axis(valid, ids, axis=-1), ids, -1)
 
-  def by_top_k(_):
-    return lax.top_k(keys, k)[1].astype(jnp.int32)
+
+def _top_k_of_ints(keys, k):
+  return lax.top_k(keys, k)[1].astype(jnp.int32)
+
+
+def _top_k_of_bits(keys, k):
+  """``lax.top_k`` of int32 keys run as XLA's CPU top_k of float32 bit patterns.
+
+  That kernel compares float32 by their bits as a total order (``-NaN < -inf < ... < -0.0 <
+  0.0 < ... < inf < NaN``, the int32 order after flipping the magnitude bits of negatives),
+  equal bits in index order. Key ``x`` is stored as the bits of that rank: ``x`` itself when
+  ``x >= 0``, ``x ^ 0x7fffffff`` below, so every int32 key keeps its order, NaN patterns included.
+  """
+  bits = keys ^ ((keys >> 31) & np.int32(0x7FFFFFFF))
+  return lax.top_k(lax.bitcast_convert_type(bits, jnp.float32), k)[1]
+
+
+def _top_k_of_keys(scores, valid, *, k, select):
+  """The top k by the rank core's order keys: NaN below -inf, padding below NaN, ties by index.
+
+  ``select(keys, k)`` is a top k of integer keys. A full-key dtype (32/64-bit integers) whose
+  valid items hold a key at or below padding's is sorted instead, and only then.
+  """
+  keys = _ranks.sort_keys(scores, valid)
+  if valid is None or not _ranks.key_dtype(scores.dtype)[1]:
+    return select(keys, k)
 
   def by_sort(_):  # (valid first, key descending, index); ~key reverses an integer order
     index = lax.broadcasted_iota(jnp.int32, keys.shape, keys.ndim - 1)
     return lax.sort((~valid, ~keys, index), dimension=-1, num_keys=3)[2][..., :k]
 
-  if _ranks.key_dtype(scores.dtype)[1]:
-    # Full keys (32/64-bit int scores): a valid item may hold a key at or below padding's
-    # (int32's two smallest values, uint32's 0 and 1), where top_k would rank padding first:
-    # sort then, only then.
-    clash = jnp.any(valid & (keys <= _ranks.padding_key(scores.dtype))) & jnp.any(~valid)
-    ids = lax.cond(clash, by_sort, by_top_k, None)
-  else:
-    ids = by_top_k(None)
-  return jnp.where(jnp.take_along_axis(valid, ids, axis=-1), ids, -1)
+  # Full keys: a valid item may hold a key at or below padding's (int32's two smallest values,
+  # uint32's 0 and 1), where the top k would rank padding first.
+  clash = jnp.any(valid & (keys <= _ranks.padding_key(scores.dtype))) & jnp.any(~valid)
+  return lax.cond(clash, by_sort, lambda _: select(keys, k), None)
+
+
+def _top_k_cpu(scores, valid, *, k):
+  """XLA's CPU top_k: float32 bits in total order, ties in index order (see _top_k_of_bits)."""
+  if _ranks.key_dtype(scores.dtype)[0] != np.int32:  # 64-bit scores (x64 mode)
+    return _top_k_wide_cpu(scores, valid, k=k)
+  exact = functools.partial(_top_k_of_keys, k=k, select=_top_k_of_bits)
+  if scores.dtype != jnp.float32 or valid is not None:
+    return exact(scores, valid)
+  # float32 as it is: the bits' total order is the value order except that -0.0 sorts below
+  # 0.0 and NaN above inf (or below -inf). When no zero and no NaN reach the top k, no item left
+  # out is one of them either where it matters, and the top k is exact; else the keys' top k.
+  # (Under a user's vmap the cond becomes a select, which runs both.)
+  values, ids = lax.top_k(scores, k)
+  suspect = jnp.any(jnp.isnan(values) | (values == 0))  # a flushed subnormal counts as 0 here
+  return lax.cond(suspect, lambda: exact(scores, valid), lambda: ids)
+
+
+def _top_k_wide_cpu(scores, valid, *, k):
+  """64-bit scores on the CPU: the top k of int64 keys, which XLA runs as a full sort.
+
+  64-bit integers whose valid values all lie in [-2**24, 2**24] (NumPy's default int64 under x64
+  mode, say) are float32 values exactly: their top k is float32's, padding at -inf.
+  """
+  exact = functools.partial(_top_k_of_keys, k=k, select=_top_k_of_ints)
+  if not jnp.issubdtype(scores.dtype, jnp.integer):
+    return exact(scores, valid)
+  limit = np.array(2**24, scores.dtype)
+  small = scores <= limit
+  if jnp.issubdtype(scores.dtype, jnp.signedinteger):
+    small &= scores >= -limit
+  if valid is not None:
+    small |= ~valid
+
+  def by_float32():
+    values = scores.astype(jnp.float32)
+    if valid is not None:
+      values = jnp.where(valid, values, -np.inf)
+    return lax.top_k(values, k)[1]
+
+  return lax.cond(jnp.all(small), by_float32, lambda: exact(scores, valid))
 
 
 def recommendation_counts(ranked_ids: ArrayLike, *, num_items: int) -> jax.Array:
