@@ -84,6 +84,13 @@ class Result(NamedTuple):
   lists); ``top_ids`` ``[users, k]`` int32 recommended ids, best first, ``-1`` where fewer than k
   items remain, and ``top_scores`` their scores (meaningless where the id is ``-1``); both
   ``None`` without ``top_k``.
+
+  Example:
+    >>> import jax.numpy as jnp
+    >>> from jaxrank import catalog
+    >>> out = catalog.ranks(jnp.array([[1.0]]), jnp.array([[2.0], [1.0]]), [[0]], top_k=1)
+    >>> out.metrics, out.ranks.lo.tolist(), out.top_ids.tolist(), out.top_scores.tolist()
+    ({}, [[1]], [[0]], [[2.0]])
   """
 
   metrics: dict[str, jax.Array]
