@@ -33,11 +33,11 @@ Conventions:
   item with ``where=False``: drop it from ``relevant_ids`` first if it should not count.
 * A user with no held-out item is an empty list (the ``empty`` option decides its value); a user
   whose every item is excluded ranks nothing and gets ``-1`` recommendations.
-* The held-out item's own score is computed once per user by ``score_fn`` (on the user and its
-  held-out items) and compared with the tile scores; the item is never compared with itself.
-  Float matmuls of different shapes may round the last bit differently on some backends, so with
-  float embeddings an exact tie between *different* items can be seen as a near-tie; integer
-  (or exactly representable) scores are compared exactly.
+* Every score compared is one a tile computed: the held-out items' own scores are computed on
+  tiles of the walk's shape, and should a scorer still round one differently (float matmuls of
+  different shapes may, on some backends), that user block is walked again with the tile's
+  value. So the ranks are those of the matrix the tiles compute, and an item is never compared
+  with itself.
 
 Shape for sharding: the walk over one item range (:func:`_scan_items`) returns a partial state
 whose counts add up over item ranges and whose top-k merges (:func:`_merge_top`), so the catalog
@@ -491,6 +491,30 @@ def _scan_items(q, items, thr, rel, ex, *, start, stop, score_fn, ib, k, ties, m
   return state
 
 
+def _own_scores(qb, items, rel, *, score_fn, ib):
+  """``[u, r]`` scores of each user's held-out items, computed on ``[u, ib]`` tiles like the walk's.
+
+  The held-out items of the whole user block are laid out in tiles of ``ib`` items and scored
+  against every user of the block (the same ``score_fn`` call, shapes and kernel as the walk, so
+  the same rounding); each user reads its own items. Costs ``u x r`` extra items of the walk.
+  """
+  u, r = rel.shape
+  n_tiles = -(-(u * r) // ib)
+  flat = jnp.clip(rel, 0, items.shape[0] - 1).reshape(-1)
+  flat = jnp.pad(flat, (0, n_tiles * ib - u * r))
+  pair = jnp.arange(u * r, dtype=jnp.int32).reshape(u, r)  # position of (user, slot) in flat
+  dtype = jax.eval_shape(score_fn, qb[:1], items[:1]).dtype
+
+  def tile(out, t):
+    scores = score_fn(qb, jnp.take(items, lax.dynamic_slice_in_dim(flat, t * ib, ib), axis=0))
+    col = jnp.clip(pair - t * ib, 0, ib - 1)
+    here = (pair >= t * ib) & (pair < (t + 1) * ib)
+    return jnp.where(here, jnp.take_along_axis(scores, col, axis=1), out), None
+
+  out, _ = lax.scan(tile, jnp.zeros((u, r), dtype), jnp.arange(n_tiles))
+  return out
+
+
 @functools.partial(jax.jit, static_argnames=("score_fn", "ub", "ib", "k", "ties", "method"))
 def _walk(q, items, rel, ex, *, score_fn, ub, ib, k, ties, method):
   users, num_items = q.shape[0], items.shape[0]
@@ -504,29 +528,33 @@ def _walk(q, items, rel, ex, *, score_fn, ub, ib, k, ties, method):
     qb = lax.dynamic_slice_in_dim(q, s, ub)
     relb = lax.dynamic_slice_in_dim(rel, s, ub)
     exb = lax.dynamic_slice_in_dim(ex, s, ub)
-    # each held-out item's score, from score_fn on its user and its own embedding
-    emb = jnp.take(items, jnp.clip(relb, 0, num_items - 1), axis=0)  # [ub, r, d]
-    own_scores = jax.vmap(lambda qi, ei: score_fn(qi[None], ei)[0])(qb, emb)
-    thr = _ranks.sort_keys(own_scores, None)
-    # sorted ascending per user (the histogram method needs it); slot order restored below
-    order = jnp.argsort(thr, axis=1)
-    thr_s = jnp.take_along_axis(thr, order, axis=1)
-    rel_s = jnp.take_along_axis(relb, order, axis=1)
-    st = _scan_items(qb, items, thr_s, rel_s, exb, start=0, stop=num_items, score_fn=score_fn,
-                     ib=ib, k=k, ties=ties, method=method)
+    thr = _ranks.sort_keys(_own_scores(qb, items, relb, score_fn=score_fn, ib=ib), None)
+    ranked = (relb >= 0) & ~jnp.any(exb[:, None, :] == relb[:, :, None], axis=-1)
+
+    def walk(thr):
+      # thresholds sorted ascending per user (the histogram method needs it), restored after
+      order = jnp.argsort(thr, axis=1)
+      back = functools.partial(jnp.take_along_axis, indices=jnp.argsort(order, axis=1), axis=1)
+      sort = functools.partial(jnp.take_along_axis, indices=order, axis=1)
+      st = _scan_items(qb, items, sort(thr), sort(relb), exb, start=0, stop=num_items,
+                       score_fn=score_fn, ib=ib, k=k, ties=ties, method=method)
+      return st._replace(gt=back(st.gt), ge=back(st.ge), own=back(st.own),
+                         before=back(st.before))
+
+    st = walk(thr)
+    # The tiles' own score of a held-out item is the one compared (as in the materialised
+    # matrix); should score_fn have rounded it differently above, walk again with it.
+    st = lax.cond(jnp.any(ranked & (st.own != thr)), lambda: walk(st.own), lambda: st)
+    thr = jnp.where(ranked, st.own, thr)
     # the item never counts itself; excluded or padding held-out items stay unranked
-    ranked = (rel_s >= 0) & ~jnp.any(exb[:, None, :] == rel_s[:, :, None], axis=-1)
-    gt = st.gt - (ranked & (st.own > thr_s))
-    ge = st.ge - (ranked & (st.own >= thr_s))
+    gt = st.gt - (ranked & (st.own > thr))
+    ge = st.ge - (ranked & (st.own >= thr))
     if ties == "first":
       lo = hi = gt + st.before + 1
     else:
       lo, hi = gt + 1, ge + 1
     unranked = jnp.int32(num_items + 1)
     lo, hi = jnp.where(ranked, lo, unranked), jnp.where(ranked, hi, unranked)
-    inverse = jnp.argsort(order, axis=1)
-    lo = jnp.take_along_axis(lo, inverse, axis=1)
-    hi = jnp.take_along_axis(hi, inverse, axis=1)
     lo_all = lax.dynamic_update_slice_in_dim(lo_all, lo, s, 0)
     hi_all = lax.dynamic_update_slice_in_dim(hi_all, hi, s, 0)
     if k:
