@@ -1,7 +1,7 @@
 """Full-catalog evaluation from embeddings (issue 14): jaxrank.catalog against its limits.
 
 Workload (numpy seed 0): ``--users`` x ``--dim`` and ``--items`` x ``--dim`` float32 embeddings,
-``--relevant`` held-out and ``--seen`` excluded items per user (disjoint, uniform), five metrics
+``--relevant`` held-out and ``--seen`` excluded items per user (disjoint arithmetic progressions), five metrics
 (ndcg@10, map, mrr, precision@10, recall@10) and the top-``--k`` ids.
 
 Rows (median of ``--repeats`` after a warm-up call):
@@ -41,10 +41,11 @@ def workload(users, items, dim, relevant, seen, seed=0):
   rng = np.random.default_rng(seed)
   q = rng.standard_normal((users, dim), dtype=np.float32)
   it = (rng.standard_normal((items, dim), dtype=np.float32) / np.sqrt(dim)).astype(np.float32)
-  ids = np.empty((users, relevant + seen), np.int32)
-  for start in range(0, users, 4096):  # distinct ids per row, without a per-user Python loop
-    rows = min(4096, users - start)
-    ids[start:start + rows] = np.argsort(rng.random((rows, items)), axis=1)[:, :relevant + seen]
+  # distinct ids per row without a [users, items] array: (a + j b) mod items, j < m, b < items / m
+  m = relevant + seen
+  a = rng.integers(0, items, users)
+  b = rng.integers(1, max(2, items // m), users)
+  ids = ((a[:, None] + np.arange(m) * b[:, None]) % items).astype(np.int32)
   return q, it, ids[:, :relevant], ids[:, relevant:]
 
 
