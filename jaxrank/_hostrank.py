@@ -191,6 +191,11 @@ def order_within(group: np.ndarray, key: np.ndarray, n_groups: int) -> np.ndarra
 
 def first_duplicate(group: np.ndarray, item: np.ndarray, n_items: int) -> tuple[int, int] | None:
   """The smallest ``(group, item)`` pair that occurs twice, or None (int codes, items < n_items)."""
+  if group.size and np.all(group[1:] >= group[:-1]):  # grouped: sort within groups (faster)
+    order = order_within(group, item, int(group[-1]) + 1)
+    g, i = group[order], item[order]
+    dup = np.flatnonzero((i[1:] == i[:-1]) & (g[1:] == g[:-1]))
+    return None if dup.size == 0 else (int(g[dup[0]]), int(i[dup[0]]))
   n_items = max(n_items, 1)
   key = np.sort(group.astype(np.int64) * n_items + item)
   dup = np.flatnonzero(key[1:] == key[:-1])

@@ -282,18 +282,23 @@ class Result:
 
 
 def _order_keys(score: np.ndarray, float32: bool) -> np.ndarray:
-  """Dense int keys with the scores' order (equal scores equal keys); NaN below everything.
+  """int64 keys with the scores' order (equal scores equal keys, ``-0.0 == 0.0``), NaN below
+  everything; from the bits, no sort.
 
   ``float32``: compare the scores as float32, as pytrec_eval does (C's cast: beyond float32's
   range a score becomes +-inf, with no warning).
   """
   if score.dtype.kind in "iub":
-    return np.unique(score, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    if score.dtype == np.uint64:
+      return (score ^ np.uint64(1 << 63)).view(np.int64)
+    return score.astype(np.int64)
   with np.errstate(over="ignore"):
-    s = score.astype(np.float32) if float32 else score
-  nan = np.isnan(s)
-  _, inv = np.unique(np.where(nan, -np.inf, s), return_inverse=True)
-  return np.where(nan, -1, inv.reshape(-1)).astype(np.int64)
+    s = score.astype(np.float32 if float32 else np.float64)
+  bits = s.view(np.int32 if float32 else np.int64).astype(np.int64)
+  magnitude = bits & np.int64(np.iinfo(np.int32 if float32 else np.int64).max)
+  keys = np.where(bits < 0, -magnitude, magnitude)
+  keys[np.isnan(s)] = np.iinfo(np.int64).min + 1  # below -inf's key; -keys cannot overflow
+  return keys
 
 
 def _some(vocab, shown: int = 3) -> str:
@@ -320,6 +325,35 @@ def _duplicates(q: np.ndarray, doc: np.ndarray, kept: np.ndarray, qv, doc_name, 
   if found is not None:
     raise ValueError(f"{what}: query {qv[int(kept[found[0]])]!r} lists document "
                      f"{doc_name(int(found[1]))!r} twice")
+
+
+def _ranked_order(rq: np.ndarray, keys: np.ndarray, rdoc: np.ndarray, rv, nq: int, *,
+                  by_doc: bool) -> np.ndarray:
+  """The permutation putting each query's documents in rank order: query, then key descending,
+  then (``by_doc``, trec_eval) doc id descending in byte order, else input order.
+
+  Queries are grouped by a stable sort (fast on the usual query-grouped input), documents
+  sorted within each query (many small sorts), and only documents that tie get their ids
+  compared: a run without ties never orders its ids.
+  """
+  by_query = np.argsort(rq, kind="stable")
+  order = by_query[_hostrank.order_within(rq[by_query], -keys[by_query], nq)]
+  if not by_doc or order.size < 2:
+    return order
+  q, k = rq[order], keys[order]
+  same = (q[1:] == q[:-1]) & (k[1:] == k[:-1])
+  if not same.any():
+    return order
+  tied = np.zeros(order.size, bool)
+  tied[1:] |= same
+  tied[:-1] |= same
+  at = np.flatnonzero(tied)
+  group = np.cumsum(~np.r_[False, same])[at]  # tie group of each tied document
+  docs, inverse = np.unique(rdoc[order[at]], return_inverse=True)
+  rank = np.empty(docs.size, np.int64)  # byte order (strcmp) of just the tied ids
+  rank[np.searchsorted(docs, rv.argsort(docs))] = np.arange(docs.size)
+  order[at] = order[at][np.lexsort((-rank[inverse.reshape(-1)], group))]
+  return order
 
 
 def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: str = "trec",
@@ -385,14 +419,13 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   jdoc = np.where(in_run >= 0, in_run, len(rv) + np.arange(len(qdv)))[qrels.docid_codes[jrows]]
   D = max(len(rv) + len(qdv), 1)
   doc_name = lambda d: rv[d] if d < len(rv) else qdv[d - len(rv)]
-  _duplicates(rq, rdoc, kept, qv, doc_name, D, sources[0])
   _duplicates(jq, jdoc, kept, qv, doc_name, D, sources[1])
 
   # trec order within each query; position p = 0, 1, ... per query.
   keys = _order_keys(rscore, float32)
-  tie = -rv.byte_rank()[rdoc] if ties == "trec" else np.arange(rq.size)
-  order = np.lexsort((tie, -keys, rq))
+  order = _ranked_order(rq, keys, rdoc, rv, nq, by_doc=ties == "trec")
   rq, rdoc, keys = rq[order], rdoc[order], keys[order]
+  _duplicates(rq, rdoc, kept, qv, doc_name, D, sources[0])  # rq grouped now: a faster check
   counts = np.bincount(rq, minlength=nq)
   starts = np.cumsum(counts) - counts
   pos = np.arange(rq.size) - starts[rq]
@@ -408,7 +441,7 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
     start[1:] = (rq[1:] != rq[:-1]) | (keys[1:] != keys[:-1])
     group = np.cumsum(start) - 1
     first = np.flatnonzero(start)
-    last = np.r_[first[1:], rq.size] - 1
+    last = np.r_[first[1:], rq.size][:first.size] - 1  # (no row: no group)
     item_lo, item_hi = pos[first][group] + 1, pos[last][group] + 1
 
   # Grades of retrieved documents in rank order (trec_eval's form_res_rels): the judgment, or
@@ -416,13 +449,17 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   jkey = jq.astype(np.int64) * D + jdoc
   jorder = np.argsort(jkey)
   jkey_sorted = jkey[jorder]
-  rkey = rq.astype(np.int64) * D + rdoc
+  # Only retrieved documents judged for some query can have a judgment: look up just those.
+  judged_doc = np.zeros(D, bool)
+  judged_doc[jdoc] = True
+  maybe = np.flatnonzero(judged_doc[rdoc])
+  rkey = rq[maybe].astype(np.int64) * D + rdoc[maybe]
   at = np.minimum(np.searchsorted(jkey_sorted, rkey), max(jkey.size - 1, 0))
-  found = (jkey_sorted[at] == rkey) if jkey.size else np.zeros(rkey.size, bool)
-  judgment = np.maximum(jrel[jorder][at], UNJUDGED) if jkey.size else np.zeros(rkey.size, int)
-  rgrade = np.where(found, judgment, NOT_IN_QRELS)
+  hit = (jkey_sorted[at] == rkey) if jkey.size else np.zeros(rkey.size, bool)
+  rgrade = np.full(rq.size, NOT_IN_QRELS, np.int64)
+  rgrade[maybe[hit]] = np.maximum(jrel[jorder][at[hit]], UNJUDGED)
   item_of_j = np.full(jkey.size, -1)  # the retrieved document of each judgment, if any
-  item_of_j[jorder[at[found]]] = np.flatnonzero(found)
+  item_of_j[jorder[at[hit]]] = maybe[hit]
 
   per_query: dict[str, np.ndarray] = {}
   relevant = (jrel >= threshold) & (jrel >= 0)

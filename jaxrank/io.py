@@ -535,23 +535,32 @@ class Ids:
     rank[self.argsort()] = np.arange(len(self))
     return rank
 
-  def argsort(self) -> np.ndarray:
-    """The codes in byte order of their ids (UTF-8 bytes compared unsigned, trec_eval's
-    ``strcmp``; a prefix comes first). Sorts 8-byte words, refining ties word by word.
+  def argsort(self, codes: np.ndarray | None = None) -> np.ndarray:
+    """The codes (default: every code) in byte order of their ids (UTF-8 bytes compared
+    unsigned, trec_eval's ``strcmp``; a prefix comes first). Sorts 8-byte words, refining ties
+    word by word; only the words of ``codes`` are read.
 
     Example:
       >>> from jaxrank import io
       >>> vocab, _ = io.Ids.from_strings(["b", "ab", "a", "abcdefghij", "abcdefghi"])
       >>> [vocab[i] for i in vocab.argsort()]
       ['a', 'ab', 'abcdefghi', 'abcdefghij', 'b']
+      >>> vocab.argsort([0, 3, 2]).tolist()  # 'a' < 'abcdefghij' < 'b'
+      [2, 3, 0]
     """
-    k = len(self)
+    codes = (np.arange(len(self), dtype=np.int64) if codes is None
+             else np.asarray(codes, np.int64).reshape(-1))
+    k = codes.size
     if k < 2:
-      return np.arange(k, dtype=np.int64)
-    big = self._words.astype(">u8").view(np.uint64)  # byte order = numeric order
-    start, nw = self._woff[:-1], np.diff(self._woff)
-    order = np.argsort(big[start], kind="stable")
-    key = big[start][order]
+      return codes.copy()
+    start, nw = self._woff[codes], self._woff[codes + 1] - self._woff[codes]
+
+    def words(at):  # big-endian: byte order = numeric order
+      return self._words[at].astype(">u8").view(np.uint64)
+
+    first = words(start)
+    order = np.argsort(first, kind="stable")
+    key = first[order]
     bound = np.ones(k, bool)
     bound[1:] = key[1:] != key[:-1]
     j = 1
@@ -561,9 +570,9 @@ class Ids:
       longest = np.maximum.reduceat(nw[order], np.flatnonzero(bound))
       pos = np.flatnonzero((size[seg] > 1) & (longest[seg] > j))
       if not pos.size:
-        return order
+        return codes[order]
       ids = order[pos]
-      word = np.where(nw[ids] > j, big[start[ids] + np.minimum(j, nw[ids] - 1)], 0)
+      word = np.where(nw[ids] > j, words(start[ids] + np.minimum(j, nw[ids] - 1)), 0)
       o = np.lexsort((word, seg[pos]))
       order[pos], word, sp = ids[o], word[o], seg[pos][o]
       new = np.ones(pos.size, bool)

@@ -572,3 +572,23 @@ def test_evaluate_ranked_arrays_with_large_ids_or_repeats_take_the_general_path(
   with pytest.raises(ValueError, match=r"grade of item 1 must be a number >= 0"):
     jrn.evaluate_ranked(np.array([[3, 1, 2]]), np.array([[1]]), ["mrr"],
                         relevant_grades=np.array([[np.nan]]))
+
+
+def test_tied_scores_order_long_and_unicode_ids_like_pytrec_eval():
+  # Ties are broken by doc id descending in byte order (strcmp): ids longer than one 8-byte
+  # word, sharing prefixes, one a prefix of another, non-ASCII; only the tied ids are compared.
+  pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier not installed")
+  rng = np.random.default_rng(3)
+  stems = ["clueweb12-0000tw-00-0", "clueweb12-0000tw-00-", "città-è-", "z", "ab\u00e9"]
+  run, qrels = {}, {}
+  for q in range(12):
+    names = [f"{stems[j % 5]}{j}" for j in rng.choice(300, 60, replace=False)]
+    run[f"q{q}"] = {d: float(rng.integers(0, 3)) for d in names}
+    qrels[f"q{q}"] = {d: int(rng.integers(0, 3)) for d in rng.choice(names, 25, replace=False)}
+  measures = ["map", "recip_rank", "P_5", "ndcg_cut_10", "bpref"]
+  ref = pytrec_eval.RelevanceEvaluator(qrels, {"map", "recip_rank", "P", "ndcg_cut",
+                                               "bpref"}).evaluate(run)
+  ours = jrn.evaluate_run(run, qrels, measures)
+  for m in measures:
+    for q in ref:
+      assert ours[m][q] == pytest.approx(ref[q][m], abs=1e-12), (m, q)

@@ -481,3 +481,14 @@ class TestShuffledLines:
       m = metrics if ties == "trec" else ["map", "ndcg", "map_cut_30", "P_10"]
       assert (jrn.evaluate_run(run, qrels, m, ties=ties, reduce="mean")
               == jrn.evaluate_run(run2, qrels2, m, ties=ties, reduce="mean"))
+
+
+@pytest.mark.parametrize("ties", ["average", "optimistic", "pessimistic", "trec"])
+def test_empty_run_with_complete_under_every_tie_policy(ties):
+  # -c with a run of no lines: every qrels query scores 0 (the tie-aware policies crashed).
+  run = io.read_run(b"")
+  qrels = io.read_qrels(b"q1 0 a 1\nq2 0 b 2\n")
+  out = _trec.evaluate_run(run, qrels, _trec.parse_measures(["map", "ndcg", "num_rel"]),
+                           ties=ties, complete=True)
+  assert out.per_query["map"].tolist() == [0.0, 0.0]
+  assert out.summary["num_rel"] == 2
