@@ -1,17 +1,16 @@
 """trec_eval's evaluation of a run read a few queries at a time, for runs bigger than memory.
 
-:func:`evaluate_chunks` takes the run as chunks of whole queries (:func:`jaxrank.io.iter_run_chunks`)
-and evaluates each against the judgments of its own queries with :func:`jaxrank._trec.evaluate_run`.
-A query's values depend on its own documents and judgments only (its rank order, its R, its
-ideal DCG), so each chunk's per-query values are the whole file's; what the chunks cannot give
-alone is combined here, the way the whole-file evaluation does it:
+:func:`evaluate_chunks` takes the run as chunks of whole queries
+(:func:`jaxrank.io.iter_run_chunks`) and evaluates each against the judgments of its own queries
+with :func:`jaxrank._trec.evaluate_run`. A query's values depend on its own documents and
+judgments only (its rank order, its R, its ideal DCG), so each chunk gives its queries' values;
+what the chunks cannot give alone is combined here, the way the whole-file evaluation does it:
 
 * the queries are put in trec_eval's order (query ids in ``strcmp`` order) before anything is
-  added, so every sum adds the same numbers in the same order, and every ``all`` line is the
-  whole file's to the last bit: means are ``sum / num_q``, the ``num_*`` counts are sums,
-  ``gm_map`` and ``gm_bpref`` are ``exp(sum(log(max(v, 1e-5))) / num_q)`` of per-query values
-  kept for the purpose, ``num_q`` counts the queries evaluated, ``runid`` is the tag of the
-  run's last line;
+  added, so every sum adds the same numbers in the same order: means are ``sum / num_q``, the
+  ``num_*`` counts are sums, ``gm_map`` and ``gm_bpref`` are
+  ``exp(sum(log(max(v, 1e-5))) / num_q)`` of per-query values kept for the purpose, ``num_q``
+  counts the queries evaluated, ``runid`` is the tag of the run's last line;
 * with ``complete`` (trec_eval's ``-c``), the qrels queries that no chunk held are evaluated at
   the end as an empty run (so they score what the whole file gives them, 0 for the rank
   measures), and the ``all`` line of ``num_rel`` counts every judgment above 0 in the qrels;
@@ -21,7 +20,11 @@ alone is combined here, the way the whole-file evaluation does it:
 
 Memory holds the qrels, one chunk of the run and a few numbers per query; time is the whole
 file's (each chunk is evaluated on the judgments of its queries only, and the compiled kernels
-are shared between chunks).
+are shared between chunks). One limit, from :mod:`jaxrank._trec`: a few values (``11pt_avg``'s
+mean over levels, the kernel's sums for ``ndcg_cut``) are rounded differently depending on the
+padded shape of the batch of queries they are computed in, so a per-query value can differ from
+the whole file's in its last bit; trec_eval's 4 decimals do not show it (outside an exact
+rounding tie), the full digits of ``--format csv``/``json`` can.
 """
 
 from __future__ import annotations
@@ -118,8 +121,8 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[_tre
   judgments = _Judgments(qrels)
   done = np.zeros(len(qv), bool)  # qrels queries evaluated so far
   asked = _keeping_values(requests)
-  options = dict(ties=ties, float32=float32, max_docs=max_docs, threshold=threshold,
-                 sources=sources)
+  options = {"ties": ties, "float32": float32, "max_docs": max_docs, "threshold": threshold,
+             "sources": sources}
   parts: list[tuple[np.ndarray, _trec.Result]] = []  # (qrels codes of its queries, values)
   unjudged: list[str] | None = []  # the run's queries while none has judgments (for the error)
   tag, lines = "jaxrank", 0

@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 from importlib import resources
+from itertools import chain
 
 # Only the standard library at import time: `import jaxrank` imports this module first when it
 # runs as the `jaxrank` command (see exit_on_interrupt); _trec, io and compare are imported when
@@ -265,10 +266,12 @@ def _render(result, fmt: str, per_query: bool) -> str:
   names = list(result.per_query) if per_query else []
   if fmt in ("trec", "csv"):
     full = fmt == "csv"
-    rows = [(n, qid, _number(n, result.per_query[n][i], result.integer, quote=True, full=full))
-            for i, qid in enumerate(result.qids if per_query else []) for n in names]
-    rows += [(n, "all", _number(n, v, result.integer, full=full))
-             for n, v in result.summary.items()]
+    # a generator, not a list: -q on 100,000 queries is millions of lines (one string at the end)
+    rows = chain(((n, qid, _number(n, result.per_query[n][i], result.integer, quote=True,
+                                   full=full))
+                  for i, qid in enumerate(result.qids if per_query else []) for n in names),
+                 ((n, "all", _number(n, v, result.integer, full=full))
+                  for n, v in result.summary.items()))
     if fmt == "trec":
       return "".join(f"{n:<22}\t{q}\t{v}\n" for n, q, v in rows)
     return "measure,qid,value\n" + "".join(f"{n},{_csv(q)},{_csv(v)}\n" for n, q, v in rows)
@@ -335,8 +338,9 @@ def evaluate_command(args: argparse.Namespace) -> str:
   try:
     progress.note(f"reading {args.qrels}")
     qrels = io.read_qrels(args.qrels)
-    options = dict(ties=args.ties, float32=args.float32, max_docs=args.max_docs,
-                   complete=args.complete, threshold=args.level, sources=(args.run, args.qrels))
+    options = {"ties": args.ties, "float32": args.float32, "max_docs": args.max_docs,
+               "complete": args.complete, "threshold": args.level,
+               "sources": (args.run, args.qrels)}
     if args.chunk_lines:
       from jaxrank import _chunked
 
