@@ -9,6 +9,7 @@ Files (written into a temporary directory, deterministic, never kept):
 * ``run``: ``--lines`` lines, 1,000 documents per query, distinct 9-byte doc ids
   (``bench_io.make_run``);
 * ``run + comment``: the same with one ``#`` comment line in front (issue 10, item 19);
+* ``run.gz``: the run gzip-compressed (level 1), read by its magic bytes (issue 11);
 * ``qrels``: ``--qrels`` judgments over the run's queries and documents, grades 0-3;
 * ``run, one 500-byte id``: ``--long-lines`` lines of which one doc id has 500 bytes
   (item 18: fixed-width string arrays made this 7.4 GB).
@@ -20,11 +21,14 @@ peak resident memory during the read (``VmHWM`` after resetting it) minus its re
 before, i.e. what reading added at its peak. ``--baseline REF`` loads
 ``jaxrank/io.py`` as it was at git commit REF (the reader before the rewrite) for a same-run
 comparison. ir_measures' reader is a generator: it is consumed into a list of its rows.
+``jaxrank.io.iter_run_chunks`` (1M-line chunks, each dropped when the next is read: what
+``jaxrank evaluate --chunk-lines`` holds) is timed on the runs beside ``read_run``.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import platform
@@ -53,6 +57,9 @@ if reader == "jaxrank":
   else:
     from jaxrank import io
   fn = io.read_run if kind == "run" else io.read_qrels
+elif reader == "jaxrank-chunks":
+  from jaxrank import io
+  fn = lambda p: range(sum(len(c) for c in io.iter_run_chunks(p, max_lines=1_000_000)))
 elif reader == "ranx":
   import ranx
   fn = (lambda p: ranx.Run.from_file(p, kind="trec")) if kind == "run" else (
@@ -144,15 +151,19 @@ def main() -> None:
         f.write(subprocess.run(["git", "-C", root, "show", f"{args.baseline}:jaxrank/io.py"],
                                check=True, capture_output=True, text=True).stdout)
     files = {"run": os.path.join(tmp, "run.txt"), "run + comment": os.path.join(tmp, "c.txt"),
+             "run.gz": os.path.join(tmp, "run.gz"),
              "qrels": os.path.join(tmp, "qrels.txt"),
              "run, one 500-byte id": os.path.join(tmp, "long.txt")}
     make_run(files["run"], args.lines, 1000)
     with open(files["run + comment"], "wb") as out, open(files["run"], "rb") as src:
       out.write(b"# a comment line\n")
       shutil.copyfileobj(src, out, 1 << 24)
+    with gzip.open(files["run.gz"], "wb", compresslevel=1) as out, open(files["run"], "rb") as src:
+      shutil.copyfileobj(src, out, 1 << 24)
     make_qrels(files["qrels"], args.qrels, max(1, args.lines // 1000), 1000)
     make_long(files["run, one 500-byte id"], args.long_lines)
-    readers = [("jaxrank.io (this checkout)", "jaxrank", "")]
+    readers = [("jaxrank.io (this checkout)", "jaxrank", ""),
+               ("jaxrank.io.iter_run_chunks, 1M lines", "jaxrank-chunks", "")]
     if module:
       readers.append((f"jaxrank.io at {args.baseline}", "jaxrank", module))
     for tool in ("ranx", "ir_measures", "pytrec_eval"):
@@ -172,7 +183,9 @@ def main() -> None:
     for label, path in files.items():
       kind = "qrels" if label == "qrels" else "run"
       for name, reader, mod in readers:
-        if reader != "jaxrank" and label not in ("run", "qrels"):
+        if reader == "jaxrank-chunks" and kind != "run":
+          continue
+        if not reader.startswith("jaxrank") and label not in ("run", "qrels"):
           continue  # the other tools on the plain run and the qrels only
         r = run_child(kind, reader, path, mod)
         rows.append({"file": label, "reader": name, **r})

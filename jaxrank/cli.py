@@ -2,14 +2,16 @@
 
     jaxrank evaluate QRELS RUN [-m MEASURE ...] [-q] [-c] [-M N] [-l N]
                      [--ties {trec,average,optimistic,pessimistic,first}] [--float32]
-                     [--format {trec,json,csv,table}]
+                     [--format {trec,json,csv,table}] [--chunk-lines N]
     jaxrank evaluate --example [...]      # the small example qrels/run shipped in the package
     jaxrank compare QRELS RUN RUN [...] [-m MEASURE ...] [--test ...]  # see jaxrank.compare
 
 The default output is trec_eval's: ``measure<TAB>qid<TAB>value`` with the name padded to 22
 characters and 4 decimals; ``-q`` prints every query before the ``all`` lines. Errors print one
 line, ``jaxrank: error: ...``, to stderr and exit non-zero; nothing is printed to stdout unless the
-whole evaluation succeeded.
+whole evaluation succeeded. QRELS or RUN may be ``-`` (standard input, not both) and either may
+be gzip-compressed. ``--chunk-lines N`` reads and evaluates the run about N lines (whole queries)
+at a time, in memory bounded by N, with the whole file's output (:mod:`jaxrank._chunked`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import sys
 import threading
 import time
 from importlib import resources
+from itertools import chain
 
 # Only the standard library at import time: `import jaxrank` imports this module first when it
 # runs as the `jaxrank` command (see exit_on_interrupt); _trec, io and compare are imported when
@@ -167,8 +170,10 @@ def _parser() -> argparse.ArgumentParser:
       description="Evaluate a TREC run file against a qrels file; trec_eval's options and "
       "output. Files: qrels `qid iter docid rel`, run `qid Q0 docid rank score tag`.",
       epilog=_trec.describe(), formatter_class=argparse.RawDescriptionHelpFormatter)
-  ev.add_argument("qrels", nargs="?", help="qrels file (qid iter docid rel)")
-  ev.add_argument("run", nargs="?", help="run file (qid Q0 docid rank score tag)")
+  ev.add_argument("qrels", nargs="?", help="qrels file (qid iter docid rel); - for stdin; "
+                  "gzip is read as such")
+  ev.add_argument("run", nargs="?", help="run file (qid Q0 docid rank score tag); - for stdin; "
+                  "gzip is read as such")
   ev.add_argument("--example", action="store_true",
                   help="use the example qrels and run shipped with jaxrank")
   ev.add_argument("-m", "--measure", action="append", metavar="MEASURE",
@@ -188,6 +193,10 @@ def _parser() -> argparse.ArgumentParser:
                   "trec_eval 10)")
   ev.add_argument("--format", choices=("trec", "json", "csv", "table"), default="trec",
                   help="output format (default: trec_eval's)")
+  ev.add_argument("--chunk-lines", type=int, default=0, metavar="N",
+                  help="read and evaluate the run about N lines (whole queries) at a time, for "
+                  "runs bigger than memory; same output. Each query's lines must come together "
+                  "(default 0: read the whole run)")
   ev.add_argument("--no-cache", action="store_true",
                   help=f"do not use the persistent compilation cache ({CACHE_ENV}=off does the "
                   f"same; {CACHE_ENV}=DIR moves it)")
@@ -257,10 +266,12 @@ def _render(result, fmt: str, per_query: bool) -> str:
   names = list(result.per_query) if per_query else []
   if fmt in ("trec", "csv"):
     full = fmt == "csv"
-    rows = [(n, qid, _number(n, result.per_query[n][i], result.integer, quote=True, full=full))
-            for i, qid in enumerate(result.qids if per_query else []) for n in names]
-    rows += [(n, "all", _number(n, v, result.integer, full=full))
-             for n, v in result.summary.items()]
+    # a generator, not a list: -q on 100,000 queries is millions of lines (one string at the end)
+    rows = chain(((n, qid, _number(n, result.per_query[n][i], result.integer, quote=True,
+                                   full=full))
+                  for i, qid in enumerate(result.qids if per_query else []) for n in names),
+                 ((n, "all", _number(n, v, result.integer, full=full))
+                  for n, v in result.summary.items()))
     if fmt == "trec":
       return "".join(f"{n:<22}\t{q}\t{v}\n" for n, q, v in rows)
     return "measure,qid,value\n" + "".join(f"{n},{_csv(q)},{_csv(v)}\n" for n, q, v in rows)
@@ -312,6 +323,11 @@ def evaluate_command(args: argparse.Namespace) -> str:
     args.qrels, args.run = example_paths()
   elif not (args.qrels and args.run):
     raise ValueError("give QRELS and RUN files (or --example)")
+  if args.qrels == args.run == "-":
+    raise ValueError("QRELS and RUN cannot both be standard input ('-'); give one as a file")
+  if args.chunk_lines < 0:
+    raise ValueError(f"--chunk-lines must be a positive number of lines (or 0: the whole run), "
+                     f"got {args.chunk_lines}")
   check_cut_and_level(args)
   specs = args.measure or ["official"]
   requests = _trec.parse_measures(specs)
@@ -322,12 +338,20 @@ def evaluate_command(args: argparse.Namespace) -> str:
   try:
     progress.note(f"reading {args.qrels}")
     qrels = io.read_qrels(args.qrels)
-    progress.note(f"reading {args.run}")
-    run = io.read_run(args.run)
-    result = _trec.evaluate_run(run, qrels, requests, ties=args.ties, float32=args.float32,
-                                max_docs=args.max_docs, complete=args.complete,
-                                threshold=args.level, progress=progress,
-                                sources=(args.run, args.qrels))
+    options = {"ties": args.ties, "float32": args.float32, "max_docs": args.max_docs,
+               "complete": args.complete, "threshold": args.level,
+               "sources": (args.run, args.qrels)}
+    if args.chunk_lines:
+      from jaxrank import _chunked
+
+      chunks = io.iter_run_chunks(args.run, max_lines=args.chunk_lines)
+      result = _chunked.evaluate_chunks(
+          chunks, qrels, requests, **options,
+          progress=lambda n: progress.note(f"evaluating {args.run}: {n:,} lines"))
+    else:
+      progress.note(f"reading {args.run}")
+      run = io.read_run(args.run)
+      result = _trec.evaluate_run(run, qrels, requests, progress=progress, **options)
   finally:
     progress.close()
   return _render(result, args.format, args.per_query)

@@ -515,6 +515,29 @@ class Ids:
     out[theirs] = mine
     return out
 
+  def take(self, codes: Iterable[int] | np.ndarray) -> Ids:
+    """The vocabulary of the ids at ``codes`` (distinct), in that order: ``take(c)[i] ==
+    self[c[i]]``. Copies their words only (no string is made), so a part of a large vocabulary
+    costs what that part holds.
+
+    Example:
+      >>> from jaxrank import io
+      >>> vocab, _ = io.Ids.from_strings(["a", "bb", "a-long-identifier", "d"])
+      >>> vocab.take([2, 0]).tolist()
+      ['a-long-identifier', 'a']
+    """
+    codes = np.asarray(codes, np.int64).reshape(-1)
+    if codes.size and (codes.min() < 0 or codes.max() >= len(self)):
+      raise IndexError(f"codes must lie in [0, {len(self)}), got values from {codes.min()} to "
+                       f"{codes.max()}")
+    nw = np.diff(self._woff)[codes]
+    woff = np.zeros(codes.size + 1, np.int64)
+    np.cumsum(nw, out=woff[1:])
+    src = np.repeat(self._woff[:-1][codes] - woff[:-1], nw) + np.arange(int(woff[-1]))
+    words = np.zeros(int(woff[-1]) + 1, np.dtype("<u8"))  # a word of slack, as the reader's
+    words[:-1] = self._words[src]
+    return Ids(words, woff, self._len[codes], self._hash[codes])
+
   def _index_exactly(self, other: Ids) -> np.ndarray:
     table = {v: i for i, v in enumerate(self.tolist())}
     return np.fromiter((table.get(v, -1) for v in other.tolist()), np.int64, count=len(other))
@@ -1481,7 +1504,8 @@ def iter_run_chunks(path: PathLike | bytes, *, max_lines: int = 1_000_000,
     Traceback (most recent call last):
     ...
     jaxrank.io.TrecFormatError: <bytes>:3: query 'a' appears again after its chunk was passed on \
-(iter_run_chunks needs each query's lines together: sort the file by query, or use read_run)
+(a run read in chunks needs each query's lines together: sort the file by query, or read it whole \
+with io.read_run or `jaxrank evaluate` without --chunk-lines)
   """
   if isinstance(max_lines, bool) or not isinstance(max_lines, (int, np.integer)) or (
       max_lines < 1):
@@ -1502,8 +1526,9 @@ def _chunks(f: Any, name: str, close: Any, max_lines: int) -> Iterator[Run]:
       row = int(np.flatnonzero(np.isin(run.qid_codes, codes))[0])
       raise TrecFormatError(
           f"{name}:{int(builder.lines.a[row]) + 1}: query {qids[run.qid_codes[row]]!r} appears "
-          "again after its chunk was passed on (iter_run_chunks needs each query's lines "
-          "together: sort the file by query, or use read_run)")
+          "again after its chunk was passed on (a run read in chunks needs each query's lines "
+          "together: sort the file by query, or read it whole with io.read_run or `jaxrank "
+          "evaluate` without --chunk-lines)")
     seen.update(qids)
     return run
 

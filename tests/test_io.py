@@ -321,3 +321,21 @@ def test_memory_does_not_grow_with_the_longest_id():
   stored = run.docid_vocab._words.nbytes + run.qid_vocab._words.nbytes
   assert stored < 16 * len(text) // 10 + 20000
   assert run.docid_vocab.lengths.max() == 5000 + len(run.docid_vocab[0]) - 5000
+
+
+def test_ids_take_is_the_vocabulary_of_a_part():
+  """Ids.take (each chunk's own judgments in jaxrank evaluate --chunk-lines): the ids at the
+  codes, in that order, found by index and sorted by argsort like the originals."""
+  rng = np.random.default_rng(3)
+  values = [("x" * int(rng.integers(0, 20))) + str(i) + "é" * (i % 3) for i in range(300)]
+  vocab, _ = io.Ids.from_strings(values)
+  codes = rng.permutation(300)[:120]
+  part = vocab.take(codes)
+  assert part.tolist() == [values[c] for c in codes]
+  assert part.lengths.tolist() == [len(values[c].encode()) for c in codes]
+  assert vocab.index(part).tolist() == codes.tolist()
+  assert part.index(vocab)[codes].tolist() == list(range(120))
+  assert [part[i] for i in part.argsort()] == sorted(part.tolist(), key=str.encode)
+  assert len(vocab.take([])) == 0 and vocab.take([]).tolist() == []
+  with pytest.raises(IndexError, match=r"codes must lie in \[0, 300\), got values from 0 to 300"):
+    vocab.take([0, 300])

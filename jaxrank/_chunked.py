@@ -1,0 +1,199 @@
+"""trec_eval's evaluation of a run read a few queries at a time, for runs bigger than memory.
+
+:func:`evaluate_chunks` takes the run as chunks of whole queries
+(:func:`jaxrank.io.iter_run_chunks`) and evaluates each against the judgments of its own queries
+with :func:`jaxrank._trec.evaluate_run`. A query's values depend on its own documents and
+judgments only (its rank order, its R, its ideal DCG), so each chunk gives its queries' values;
+what the chunks cannot give alone is combined here, the way the whole-file evaluation does it:
+
+* the queries are put in trec_eval's order (query ids in ``strcmp`` order) before anything is
+  added, so every sum adds the same numbers in the same order: means are ``sum / num_q``, the
+  ``num_*`` counts are sums, ``gm_map`` and ``gm_bpref`` are
+  ``exp(sum(log(max(v, 1e-5))) / num_q)`` of per-query values kept for the purpose, ``num_q``
+  counts the queries evaluated, ``runid`` is the tag of the run's last line;
+* with ``complete`` (trec_eval's ``-c``), the qrels queries that no chunk held are evaluated at
+  the end as an empty run (so they score what the whole file gives them, 0 for the rank
+  measures), and the ``all`` line of ``num_rel`` counts every judgment above 0 in the qrels;
+* a query that comes back in a later chunk is an error naming it (the reader,
+  :func:`jaxrank.io.iter_run_chunks`, already names its line); a number is never computed from
+  part of a query.
+
+Memory holds the qrels, one chunk of the run and a few numbers per query; time is the whole
+file's (each chunk is evaluated on the judgments of its queries only, and the compiled kernels
+are shared between chunks). One limit, from :mod:`jaxrank._trec`: a few values (``11pt_avg``'s
+mean over levels, the kernel's sums for ``ndcg_cut``) are rounded differently depending on the
+padded shape of the batch of queries they are computed in, so a per-query value can differ from
+the whole file's in its last bit; trec_eval's 4 decimals do not show it (outside an exact
+rounding tie), the full digits of ``--format csv``/``json`` can.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+
+from jaxrank import _trec
+from jaxrank.io import Ids, Qrels, Run
+
+__all__ = ["evaluate_chunks"]
+
+
+def _keeping_values(requests: Sequence[_trec.Request]) -> list[_trec.Request]:
+  """The requests, with the per-query values of the geometric means kept (their ``all`` line is
+  computed here, from those values)."""
+  return [dataclasses.replace(r, measure=dataclasses.replace(r.measure, per_query=True))
+          if r.measure.summary == "gm" and not r.measure.per_query else r for r in requests]
+
+
+class _Judgments:
+  """The qrels grouped by query (one stable argsort of integer codes), handing out the judgments
+  of a few queries at a time."""
+
+  def __init__(self, qrels: Qrels) -> None:
+    self.qrels = qrels
+    self.order = np.argsort(qrels.qid_codes, kind="stable")
+    counts = np.bincount(qrels.qid_codes, minlength=len(qrels.qid_vocab))
+    self.start = np.concatenate([[0], np.cumsum(counts)])
+
+  def of(self, codes: np.ndarray) -> Qrels:
+    """The judgments of the queries ``codes`` (qrels codes), in file order, as a :class:`Qrels`
+    with vocabularies of their own (only the ids it uses)."""
+    q = self.qrels
+    first, sizes = self.start[codes], self.start[codes + 1] - self.start[codes]
+    within = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    rows = self.order[np.repeat(first, sizes) + within]
+    docs, doc_codes = np.unique(q.docid_codes[rows], return_inverse=True)
+    return Qrels(qid_codes=np.repeat(np.arange(codes.size, dtype=np.int32), sizes),
+                 qid_vocab=q.qid_vocab.take(codes),
+                 docid_codes=doc_codes.reshape(-1).astype(np.int32),
+                 docid_vocab=q.docid_vocab.take(docs), rel=q.rel[rows])
+
+
+def _empty_run(tag: str) -> Run:
+  empty = Ids.from_strings([])[0]
+  return Run(qid_codes=np.zeros(0, np.int32), qid_vocab=empty, docid_codes=np.zeros(0, np.int32),
+             docid_vocab=empty, score=np.zeros(0), tag=tag)
+
+
+def _queries_only(qids: list[str], tag: str) -> Run:
+  """A run retrieving one document per query of ``qids`` (for the whole file's error message
+  when no query has judgments)."""
+  vocab, codes = Ids.from_strings(qids)
+  doc = Ids.from_strings(["-"])[0]
+  return Run(qid_codes=codes, qid_vocab=vocab, docid_codes=np.zeros(codes.size, np.int32),
+             docid_vocab=doc, score=np.zeros(codes.size), tag=tag)
+
+
+def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[_trec.Request], *,
+                    ties: str = "trec", float32: bool = False, max_docs: int | None = None,
+                    complete: bool = False, threshold: int = 1,
+                    progress: Callable[[int], None] | None = None,
+                    sources: tuple[str, str] = ("run", "qrels")) -> _trec.Result:
+  """Evaluates a run given as chunks of whole queries; the result of
+  :func:`jaxrank._trec.evaluate_run` on the whole run (see the module docstring).
+
+  .. math::
+
+     \\mathrm{all}_m = \\frac{1}{|Q|} \\sum_{q \\in Q} m(q) \\text{ (means, in strcmp order of
+     } q\\text{)}, \\qquad \\mathrm{gm}_m = \\exp\\Big(\\frac{1}{|Q|} \\sum_{q \\in Q}
+     \\log \\max(m(q), 10^{-5})\\Big)
+
+  Args:
+    chunks: the run as :class:`~jaxrank.io.Run` s holding whole queries (a query in one chunk
+      only), e.g. ``io.iter_run_chunks(path)``; the last one's ``tag`` is the ``runid``.
+    qrels, requests, ties, float32, max_docs, complete, threshold, sources: as
+      :func:`jaxrank._trec.evaluate_run`.
+    progress: called after each chunk with the number of run lines evaluated so far.
+
+  Example:
+    >>> from jaxrank import _chunked, _trec, io
+    >>> text = b"a Q0 x 1 3 t\\na Q0 y 2 2 t\\nb Q0 x 1 1 t\\nc Q0 z 1 1 u\\n"
+    >>> qrels = io.read_qrels(b"a 0 y 1\\nb 0 y 1\\nc 0 z 2\\n")
+    >>> asked = _trec.parse_measures(["map", "num_q", "runid"])
+    >>> res = _chunked.evaluate_chunks(io.iter_run_chunks(text, max_lines=1), qrels, asked)
+    >>> res.qids, res.per_query["map"].tolist(), res.summary
+    (['a', 'b', 'c'], [0.5, 0.0, 1.0], {'runid': 'u', 'num_q': 3, 'map': 0.5})
+  """
+  qv = qrels.qid_vocab
+  judgments = _Judgments(qrels)
+  done = np.zeros(len(qv), bool)  # qrels queries evaluated so far
+  asked = _keeping_values(requests)
+  options = {"ties": ties, "float32": float32, "max_docs": max_docs, "threshold": threshold,
+             "sources": sources}
+  parts: list[tuple[np.ndarray, _trec.Result]] = []  # (qrels codes of its queries, values)
+  unjudged: list[str] | None = []  # the run's queries while none has judgments (for the error)
+  tag, lines = "jaxrank", 0
+  for run in chunks:
+    tag, lines = run.tag, lines + len(run)
+    codes = qv.index(run.qid_vocab)
+    judged = codes[codes >= 0]
+    if done[judged].any():
+      again = qv[int(judged[done[judged]][0])]
+      raise ValueError(f"{sources[0]}: query {again!r} appears in two chunks of the run (a run "
+                       "evaluated in chunks needs each query's lines together)")
+    if unjudged is not None:
+      unjudged += run.qid_vocab.tolist() if not judged.size else []
+    if judged.size:
+      unjudged = None
+      done[judged] = True
+      result = _trec.evaluate_run(run, judgments.of(judged), asked, complete=False, **options)
+      parts.append((qv.index(Ids.from_strings(result.qids)[0]), result))
+    if progress is not None:
+      progress(lines)
+  missing = np.flatnonzero(~done)
+  if complete and missing.size:  # the qrels queries the run never retrieved for
+    # No document, no tie: any policy gives these queries the same values. (An ordered one:
+    # _trec.evaluate_run's tie groups fail on a run without rows.)
+    result = _trec.evaluate_run(_empty_run(tag), judgments.of(missing), asked, complete=True,
+                                **{**options, "ties": "trec"})
+    parts.append((qv.index(Ids.from_strings(result.qids)[0]), result))
+  if not parts:  # nothing to evaluate: the whole file's error, from the whole file's code
+    return _trec.evaluate_run(_queries_only(unjudged or [], tag), qrels, requests,
+                              complete=complete, **options)
+  return _combine(parts, requests, qrels, tag, complete)
+
+
+def _combine(parts: list[tuple[np.ndarray, _trec.Result]], requests: Sequence[_trec.Request],
+             qrels: Qrels, tag: str, complete: bool) -> _trec.Result:
+  """One :class:`~jaxrank._trec.Result` from the chunks' results: queries in strcmp order, then
+  the ``all`` lines as :func:`jaxrank._trec.evaluate_run` computes them."""
+  codes = np.concatenate([c for c, _ in parts])
+  order = np.argsort(qrels.qid_vocab.byte_rank()[codes], kind="stable")
+  qids = [q for _, r in parts for q in r.qids]
+  nq = codes.size
+
+  def joined(values: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(values)[order]
+
+  per_query: dict[str, np.ndarray] = {}
+  summary: dict[str, float | int | str] = {}
+  integer: set[str] = set()
+  for r in requests:
+    m = r.measure
+    if m.summary in ("runid", "count"):
+      summary[m.name] = tag if m.summary == "runid" else nq
+      if m.summary == "count":
+        integer.add(m.name)
+      continue
+    for name in r.names():
+      v = joined([res.per_query[name] for _, res in parts])
+      if m.summary == "none":
+        pass
+      elif m.summary == "sum":
+        integer.add(name)
+        summary[name] = int(np.sum(v))
+        if name == "num_rel" and complete:  # trec_eval's -c total: rel > 0 in the whole qrels
+          summary[name] = int(np.count_nonzero(qrels.rel > 0))
+      elif m.summary == "gm":  # logs added in query order, as trec_eval
+        logs = np.log(np.maximum(v, 1e-5)).tolist()
+        summary[name] = math.exp(sum(logs) / nq) if nq else 0.0
+      else:
+        summary[name] = sum(v.tolist()) / nq if nq else 0.0  # in query order, as trec_eval
+      if m.per_query:
+        per_query[name] = v
+  core = {key: joined([res.core[key] for _, res in parts]) for key in parts[0][1].core}
+  return _trec.Result(qids=[qids[i] for i in order], per_query=per_query, summary=summary,
+                      integer=integer, core=core, names=[n for r in requests for n in r.names()])

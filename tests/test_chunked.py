@@ -1,0 +1,161 @@
+"""`jaxrank evaluate --chunk-lines N`: a run evaluated a few queries at a time prints what the
+whole file prints, byte for byte (issue 11, "runs bigger than memory"); gzip and stdin."""
+
+import gzip
+import io as stdio
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from jaxrank import _chunked, _trec, cli, io
+
+DATA = Path(__file__).parent / "data" / "trec_eval"
+
+# trec_eval's own test cases (tests/test_trec_conformance.py); results.trunc interleaves its
+# queries, so its lines are grouped by query first (trec_eval's output does not depend on it).
+CASES = {
+    "out.test.aq": ["-m", "all_trec", "-q", "qrels.test", "results.test"],
+    "out.test.aqcM": ["-m", "all_trec", "-q", "-c", "-M100", "qrels.test", "results.trunc"],
+}
+
+
+def run_cli(capsys, args):
+  code = cli.main(["evaluate", *map(str, args)])
+  captured = capsys.readouterr()
+  return code, captured.out, captured.err
+
+
+def grouped(tmp_path, name):
+  """The file's lines grouped by query (a stable sort: each query's lines keep their order)."""
+  lines = (DATA / name).read_text().splitlines(keepends=True)
+  (tmp_path / name).write_text("".join(sorted(lines, key=lambda line: line.split()[0])))
+  return tmp_path / name
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_trec_eval_cases_print_the_same_in_chunks(case, tmp_path, capsys):
+  args = [grouped(tmp_path, a) if a == "results.trunc" else DATA / a if (DATA / a).is_file()
+          else a for a in CASES[case]]
+  code, whole, note = run_cli(capsys, args)
+  assert code == 0 and whole.count("\n") > 100
+  code, chunked, err = run_cli(capsys, [*args, "--chunk-lines", 1])  # one query per chunk
+  assert (code, chunked, err) == (0, whole, note)
+
+
+def _random_files(tmp_path, seed):
+  """A run (lines grouped by query, in a random query order) with tied scores, and graded
+  qrels that judge some documents the run never retrieved, some queries with no run lines and
+  some run queries without judgments."""
+  rng = np.random.default_rng(seed)
+  run, qrels = [], []
+  queries = [f"q{i}" for i in rng.permutation(30)]
+  for i, q in enumerate(queries):
+    n = int(rng.integers(1, 25))
+    docs = rng.choice(60, size=n + 5, replace=False)
+    scores = rng.integers(0, 6, size=n) / 4  # many ties
+    if i % 7 != 3:  # some run queries have no judgments
+      for d in docs[rng.random(n + 5) < 0.6]:
+        qrels.append(f"{q} 0 d{d} {int(rng.choice([-1, 0, 0, 1, 1, 2, 3]))}\n")
+    if i % 9 != 5:  # some judged queries are not in the run
+      run += [f"{q} Q0 d{d} {r} {s} tag{i}\n" for r, (d, s) in enumerate(zip(docs, scores))]
+  rng.shuffle(qrels)
+  (tmp_path / "run").write_text("".join(run))
+  (tmp_path / "qrels").write_text("".join(qrels))
+  return tmp_path / "qrels", tmp_path / "run"
+
+
+OPTIONS = {
+    "all_trec -c -M -l": ["-m", "all_trec", "-q", "-c", "-M", "5", "-l", "2"],
+    "tie-aware, float32, table": ["-q", "-c", "--ties", "average", "--float32", "-m", "map",
+                                  "-m", "P.1,5", "-m", "ndcg_cut.3", "-m", "recip_rank",
+                                  "-m", "num_rel", "-m", "gm_map", "--format", "table"],
+}
+
+
+@pytest.mark.parametrize("options,seed", [(o, s) for s, o in enumerate(OPTIONS)])
+def test_random_runs_with_ties_print_the_same_in_chunks(tmp_path, capsys, options, seed):
+  qrels, run = _random_files(tmp_path, seed)
+  opts = OPTIONS[options]
+  code, whole, note = run_cli(capsys, [*opts, qrels, run])
+  assert code == 0 and whole, note
+  for lines in (1, 40):  # a query per chunk, a few queries per chunk
+    code, chunked, err = run_cli(capsys, [*opts, "--chunk-lines", lines, qrels, run])
+    assert (code, chunked, err) == (0, whole, note), lines
+
+
+def test_a_query_that_comes_back_is_an_error_naming_it_and_its_line(tmp_path, capsys):
+  (tmp_path / "run").write_text("a Q0 x 1 1 t\nb Q0 x 1 1 t\n\nc Q0 y 1 1 t\na Q0 z 2 0 t\n")
+  (tmp_path / "qrels").write_text("a 0 x 1\nb 0 x 1\n")
+  code, out, err = run_cli(capsys, ["--chunk-lines", 1, tmp_path / "qrels", tmp_path / "run"])
+  assert (code, out) == (1, "")
+  assert err.startswith(f"jaxrank: error: {tmp_path / 'run'}:5: query 'a' appears again after "
+                        "its chunk was passed on")
+  assert err.count("\n") == 1
+  code, out, err = run_cli(capsys, ["--chunk-lines", 10, tmp_path / "qrels", tmp_path / "run"])
+  assert code == 0  # one chunk: the whole file
+
+
+def test_chunks_from_elsewhere_are_checked_too():
+  """Chunks not from io.iter_run_chunks: a judged query in two of them is an error, never a
+  value from part of its documents."""
+  qrels = io.read_qrels(b"a 0 x 1\n")
+  parts = [io.read_run(b"a Q0 x 1 1 t\n"), io.read_run(b"a Q0 y 1 2 t\n")]
+  with pytest.raises(ValueError, match="run: query 'a' appears in two chunks of the run"):
+    _chunked.evaluate_chunks(parts, qrels, _trec.parse_measures(["map"]))
+
+
+@pytest.mark.parametrize("complete", [False, True])
+def test_nothing_to_evaluate_is_the_whole_files_error(tmp_path, capsys, complete):
+  (tmp_path / "run").write_text("a Q0 x 1 1 t\nb Q0 x 1 1 t\n")
+  (tmp_path / "qrels").write_text("z 0 x 1\n" if not complete else "")
+  args = ["-c"] * complete + [tmp_path / "qrels", tmp_path / "run"]
+  whole = run_cli(capsys, args)
+  assert whole[0] == 1 and "nothing to evaluate" in whole[2]
+  assert run_cli(capsys, ["--chunk-lines", 1, *args]) == whole
+
+
+def test_gzip_runs_and_qrels_and_stdin(tmp_path, capsys, monkeypatch):
+  qrels, run = DATA / "qrels.test", DATA / "results.test"
+  args = ["-q", "-m", "map", "-m", "num_rel_ret"]
+  _, expected, _ = run_cli(capsys, [*args, qrels, run])
+  (tmp_path / "r").write_bytes(gzip.compress(run.read_bytes()))  # no .gz suffix: magic bytes
+  (tmp_path / "q.gz").write_bytes(gzip.compress(qrels.read_bytes()))
+  for chunk in ([], ["--chunk-lines", 100]):
+    assert run_cli(capsys, [*args, *chunk, tmp_path / "q.gz", tmp_path / "r"]) == (
+        0, expected, "")
+  # '-' is standard input, for the run or for the qrels (gzip there too), not for both
+  for files, data in [([qrels, "-"], gzip.compress(run.read_bytes())), (["-", run], None)]:
+    monkeypatch.setattr(sys, "stdin", SimpleNamespace(buffer=Pipe(data or qrels.read_bytes())))
+    assert run_cli(capsys, [*args, "--chunk-lines", 100, *files]) == (0, expected, "")
+  code, out, err = run_cli(capsys, ["-", "-"])
+  assert (code, out) == (1, "") and "cannot both be standard input" in err
+  # errors still name file:line inside gzip content
+  (tmp_path / "bad").write_bytes(gzip.compress(b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 high t\n"))
+  for chunk in ([], ["--chunk-lines", 1]):
+    code, out, err = run_cli(capsys, [*chunk, qrels, tmp_path / "bad"])
+    assert err == (f"jaxrank: error: {tmp_path / 'bad'}:2: the score (5th field) must be a "
+                   "number, got 'high'\n")
+
+
+class Pipe(stdio.RawIOBase):
+  """A non-seekable byte stream, as a pipe on standard input."""
+
+  def __init__(self, data: bytes) -> None:
+    self.data = stdio.BytesIO(data)
+
+  def readable(self) -> bool:
+    return True
+
+  def readinto(self, b) -> int:
+    return self.data.readinto(b)
+
+
+def test_bad_chunk_lines_is_one_line(tmp_path, capsys):
+  code, out, err = run_cli(capsys, ["--chunk-lines", -5, DATA / "qrels.test",
+                                    DATA / "results.test"])
+  assert (code, out) == (1, "")
+  assert err == ("jaxrank: error: --chunk-lines must be a positive number of lines (or 0: the "
+                 "whole run), got -5\n")
