@@ -328,17 +328,19 @@ def _duplicates(q: np.ndarray, doc: np.ndarray, kept: np.ndarray, qv, doc_name, 
 
 
 def _ranked_order(rq: np.ndarray, keys: np.ndarray, rdoc: np.ndarray, rv, nq: int, *,
-                  by_doc: bool) -> np.ndarray:
+                  ties: str) -> np.ndarray:
   """The permutation putting each query's documents in rank order: query, then key descending,
-  then (``by_doc``, trec_eval) doc id descending in byte order, else input order.
+  then doc id descending in byte order (``ties="trec"``), or input order (``"first"``; the
+  tie-aware policies need no order among equal scores).
 
   Queries are grouped by a stable sort (fast on the usual query-grouped input), documents
   sorted within each query (many small sorts), and only documents that tie get their ids
   compared: a run without ties never orders its ids.
   """
   by_query = np.argsort(rq, kind="stable")
-  order = by_query[_hostrank.order_within(rq[by_query], -keys[by_query], nq)]
-  if not by_doc or order.size < 2:
+  order = by_query[_hostrank.order_within(rq[by_query], -keys[by_query], nq,
+                                          stable=ties == "first")]
+  if ties != "trec" or order.size < 2:
     return order
   q, k = rq[order], keys[order]
   same = (q[1:] == q[:-1]) & (k[1:] == k[:-1])
@@ -361,7 +363,8 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
                  threshold: int = 1, chunk: int = 4096,
                  progress: Callable[[int, int], None] | None = None,
                  core_specs: Sequence[tuple[str, int | None]] = (), options=None,
-                 sources: tuple[str, str] = ("run", "qrels")) -> Result:
+                 sources: tuple[str, str] = ("run", "qrels"),
+                 unique_docs: bool = False) -> Result:
   """Evaluates a run against qrels the trec_eval way (see the module docstring).
 
   Args:
@@ -374,6 +377,8 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
     core_specs, options: extra rank-core metrics ``(name, k)`` (jaxrank's names) and the
       :class:`~jaxrank._formulas.Options` they use; their values are in ``Result.core``.
     sources: how error messages name the run and the qrels (e.g. their file names).
+    unique_docs: the caller knows no query lists a document twice (a run from a dict), so
+      that check is skipped.
   """
   if ties not in TIES:
     raise ValueError(f"ties must be one of {list(TIES)}, got {ties!r}")
@@ -423,9 +428,10 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
 
   # trec order within each query; position p = 0, 1, ... per query.
   keys = _order_keys(rscore, float32)
-  order = _ranked_order(rq, keys, rdoc, rv, nq, by_doc=ties == "trec")
+  order = _ranked_order(rq, keys, rdoc, rv, nq, ties=ties)
   rq, rdoc, keys = rq[order], rdoc[order], keys[order]
-  _duplicates(rq, rdoc, kept, qv, doc_name, D, sources[0])  # rq grouped now: a faster check
+  if not unique_docs:
+    _duplicates(rq, rdoc, kept, qv, doc_name, D, sources[0])  # rq grouped now: a faster check
   counts = np.bincount(rq, minlength=nq)
   starts = np.cumsum(counts) - counts
   pos = np.arange(rq.size) - starts[rq]

@@ -983,6 +983,7 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
   metrics = list(metrics)
   if not metrics:
     raise ValueError("metrics must name at least one metric, got an empty list")
+  unique = isinstance(run, Mapping)  # a dict cannot list a document twice for a query
   run, qrels = io.as_run(run), io.as_qrels(qrels)
   plan: list[tuple[str, str, Any]] = []  # (given name, "core" | "trec", spec or printed name)
   requests: list[_trec.Request] = []
@@ -1008,7 +1009,8 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
                      beta=beta)
   result = _trec.evaluate_run(run, qrels, requests,
                               ties=ties, float32=float32, max_docs=max_docs, complete=complete,
-                              threshold=threshold, core_specs=core_specs, options=options)
+                              threshold=threshold, core_specs=core_specs, options=options,
+                              unique_docs=unique)
   out: _Result = {}
   for name, kind, ref in plan:
     if kind == "core":
