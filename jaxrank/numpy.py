@@ -417,6 +417,61 @@ def _as_flat(scores, labels, where):
   return (len(srows),), lists, pos, pos, cat(srows), cat(lrows).astype(np.float64)
 
 
+def _rectangular_values(scores, labels, where, *, specs, options, ties):
+  """Metrics of ``[..., n]`` NumPy/JAX arrays of float or int scores whose order float32 or
+  float64 keys hold exactly, straight through the dense kernel (no flattening); None sends any
+  other input (lists, objects, huge ints, subnormals, bad labels...) to the general path."""
+  if not (_is_array(scores) and _is_array(labels) and np.ndim(scores) >= 1
+          and np.shape(labels) == np.shape(scores) and np.size(scores)):
+    return None
+  s, y = np.asarray(scores), np.asarray(labels)
+  if s.dtype.kind not in "fiu" or y.dtype.kind not in "fiub" or s.dtype.itemsize > 8:
+    return None
+  valid = None
+  if where is not None:
+    valid = np.asarray(where)
+    if valid.shape != s.shape or valid.dtype != bool:
+      return None
+  n = s.shape[-1]
+  s, y = s.reshape(-1, n), y.reshape(-1, n)
+  if s.dtype.kind == "f":
+    tiny = np.finfo(s.dtype).tiny
+    if np.any((s != 0) & (np.abs(s) < tiny)):  # subnormals: XLA may flush them
+      return None
+  elif s.dtype.itemsize > 2:  # ints: exact as float64 below 2**53, as float32 below 2**24
+    if s.min() < -2**53 or s.max() > 2**53:
+      return None
+    s = s.astype(np.float32 if s.min() >= -2**24 and s.max() <= 2**24 else np.float64)
+  if y.dtype.kind == "f" and not np.all((y >= 0) & (y <= _checks.MAX_GRADE)):
+    return None  # (NaN too) the general path names the list and the item
+  if y.dtype.kind in "iu" and (y.min() < 0 or y.max() > _checks.MAX_GRADE):
+    return None
+  positive = y > 0 if valid is None else (y > 0) & valid.reshape(-1, n)
+  most = int(np.count_nonzero(positive, axis=-1).max())
+  if most > _KERNEL_MAX_SLOTS:  # many relevant items: host ranks in O(n log r) are faster
+    return None
+  m = _hostrank.fine_bucket(most, 8) if most < n else n
+  rows = s.shape[0]
+  outs: list[list[np.ndarray]] = [[] for _ in specs]
+  for a, b, size in _hostrank.row_calls(rows, max(1, _ITEMS_PER_CALL // max(n, m * 32))):
+    pad = ((0, size - (b - a)), (0, 0))
+    mask = np.ones((b - a, n), bool) if valid is None else valid.reshape(-1, n)[a:b]
+    with jax.enable_x64(True):  # float64 formulas, as on every NumPy path
+      values = _dense_kernel(np.pad(s[a:b], pad), np.pad(y[a:b], pad), np.pad(mask, pad),
+                             specs=specs, options=options, m=min(m, n),
+                             ties="first" if ties == "first" else "average")
+      for acc, v in zip(outs, values):
+        acc.append(np.asarray(v, np.float64)[:b - a])
+  return [np.concatenate(acc) for acc in outs]
+
+
+@functools.partial(jax.jit, static_argnames=("specs", "options", "m", "ties"))
+def _dense_kernel(scores, labels, valid, *, specs, options, m, ties):
+  """The metrics of padded dense lists (padding rows all invalid), one compiled call per shape."""
+  ranks = _ranks.from_dense(scores, labels, valid, ties=ties, max_relevant=m)
+  return _evaluate.compute(ranks, None, specs, options)
+
+
 def _check_grades(lead, lists, index, grades, what: str) -> None:
   bad = np.flatnonzero(np.isnan(grades) | (grades < 0) | (grades > _checks.MAX_GRADE))
   if bad.size:
@@ -466,6 +521,10 @@ def evaluate(scores: ArrayLike | Sequence[Sequence[float]],
   options = _options(ties, threshold=threshold, gain=gain, discount=discount, empty=empty,
                      ap_denominator=ap_denominator, precision_denominator=precision_denominator,
                      beta=beta)
+  values = _rectangular_values(scores, labels, where, specs=specs, options=options, ties=ties)
+  if values is not None:
+    lead = np.shape(scores)[:-1]
+    return {name: _reduce(v.reshape(lead), reduce, empty) for name, v in zip(names, values)}
   lead, lists, pos, index, s, y = _as_flat(scores, labels, where)
   _check_grades(lead, lists, index, y, "labels")
   values = _scored_values(math.prod(lead), lists, pos, s, y, specs=specs, options=options,

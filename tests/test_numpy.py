@@ -592,3 +592,30 @@ def test_tied_scores_order_long_and_unicode_ids_like_pytrec_eval():
   for m in measures:
     for q in ref:
       assert ours[m][q] == pytest.approx(ref[q][m], abs=1e-12), (m, q)
+
+
+@pytest.mark.parametrize("dtype,ties", [(np.float32, t) for t in TIES] + [
+    (np.float64, "average"), (np.int16, "first"), (np.int64, "average"),
+    (np.float16, "pessimistic")])
+def test_rectangular_arrays_take_the_dense_kernel_and_agree_with_the_general_path(ties, dtype):
+  # Arrays go straight to the dense kernel; the same data as lists of lists takes the flat
+  # path (and arrays with a subnormal score the general path too). All must agree.
+  rng = np.random.default_rng(11)
+  scores = rng.integers(-3, 4, (3, 7, 12)).astype(dtype)  # heavy ties
+  labels = rng.integers(0, 4, (3, 7, 12)) * (rng.random((3, 7, 12)) < 0.4)
+  labels[0, 0] = 0  # a list without relevant items
+  where = rng.random((3, 7, 12)) < 0.85
+  metrics = ["ndcg@5", "ndcg", "map", "mrr", "precision@3", "recall@10", "r_precision"]
+  fast = jrn.evaluate(scores, labels, metrics, ties=ties, where=where)
+  general = jrn.evaluate(scores.tolist(), labels.tolist(), metrics, ties=ties)
+  masked = jrn.evaluate([[v for v, w in zip(r, m) if w] for r, m in
+                         zip(scores.reshape(-1, 12).tolist(), where.reshape(-1, 12))],
+                        [[v for v, w in zip(r, m) if w] for r, m in
+                         zip(labels.reshape(-1, 12).tolist(), where.reshape(-1, 12))],
+                        metrics, ties=ties)
+  nomask = jrn.evaluate(scores, labels, metrics, ties=ties)
+  for m in metrics:
+    assert fast[m].shape == (3, 7)
+    np.testing.assert_allclose(nomask[m].reshape(-1), np.asarray(general[m]).reshape(-1),
+                               rtol=1e-12, atol=0, err_msg=m)
+    np.testing.assert_allclose(fast[m].reshape(-1), masked[m], rtol=1e-12, atol=0, err_msg=m)
