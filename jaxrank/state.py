@@ -133,8 +133,8 @@ class MetricState:
     if method not in ("auto", "count", "sort"):
       raise ValueError(f"method must be one of ['auto', 'count', 'sort'], got {method!r}")
     dtype = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32  # the metrics' dtype
-    zeros = jnp.zeros((len(names),), dtype)
-    return cls(total=zeros, error=zeros, count=jnp.zeros((len(names),), jnp.int32),
+    return cls(total=jnp.zeros((len(names),), dtype), error=jnp.zeros((len(names),), dtype),
+               count=jnp.zeros((len(names),), jnp.int32),
                metrics=names, specs=specs, options=options, max_relevant=max_relevant,
                method=method)
 
