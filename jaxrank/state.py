@@ -227,6 +227,8 @@ class MetricState:
     """The merged state of every device along ``axis_name`` (in ``shard_map``/``pmap`` bodies).
 
     One ``lax.psum`` of the sums, their errors and the counts; every device gets the result.
+    Sum only what each device added: in a loop whose carried state is replicated, psum a state
+    of this step's batch and merge it, ``state.merge(state.reset().update(s, y).psum("data"))``.
 
     Example:
       >>> import jax, jaxrank
