@@ -131,8 +131,8 @@ def test_no_all_gather_of_the_score_matrix(shape):
 
 
 @on_eight
-@pytest.mark.parametrize("shape", MESHES + [(1, 8)])
-@pytest.mark.parametrize("ties", ["average", "first"])
+@pytest.mark.parametrize("shape,ties", [((8, 1), "average"), ((4, 2), "first"),
+                                        ((2, 4), "average"), ((1, 8), "first")])
 def test_catalog_split_over_a_second_axis(shape, ties):
   mesh = mesh_of(shape)
   rng = np.random.default_rng(3)
@@ -179,7 +179,7 @@ def test_catalog_split_int_scores_and_no_mask():
 
 
 @on_eight
-@pytest.mark.parametrize("shape", [(8, 1), (4, 2)])
+@pytest.mark.parametrize("shape", [(4, 2)])
 def test_shard_map_training_loop_with_psum(shape):
   mesh = mesh_of(shape)
   steps = [data(10 + i, lists=16) for i in range(3)]
