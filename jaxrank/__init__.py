@@ -148,3 +148,8 @@ __all__ += [
 from jaxrank import compare, stats  # noqa: E402
 
 __all__ += ["compare", "stats"]
+
+# Metric state accumulated over batches, steps and devices (jaxrank.state).
+from jaxrank.state import MetricState  # noqa: E402
+
+__all__ += ["MetricState"]
