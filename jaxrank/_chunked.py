@@ -30,7 +30,6 @@ rounding tie), the full digits of ``--format csv``/``json`` can.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
@@ -168,32 +167,9 @@ def _combine(parts: list[tuple[np.ndarray, _trec.Result]], requests: Sequence[_t
   def joined(values: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(values)[order]
 
-  per_query: dict[str, np.ndarray] = {}
-  summary: dict[str, float | int | str] = {}
-  integer: set[str] = set()
-  for r in requests:
-    m = r.measure
-    if m.summary in ("runid", "count"):
-      summary[m.name] = tag if m.summary == "runid" else nq
-      if m.summary == "count":
-        integer.add(m.name)
-      continue
-    for name in r.names():
-      v = joined([res.per_query[name] for _, res in parts])
-      if m.summary == "none":
-        pass
-      elif m.summary == "sum":
-        integer.add(name)
-        summary[name] = int(np.sum(v))
-        if name == "num_rel" and complete:  # trec_eval's -c total: rel > 0 in the whole qrels
-          summary[name] = int(np.count_nonzero(qrels.rel > 0))
-      elif m.summary == "gm":  # logs added in query order, as trec_eval
-        logs = np.log(np.maximum(v, 1e-5)).tolist()
-        summary[name] = math.exp(sum(logs) / nq) if nq else 0.0
-      else:
-        summary[name] = sum(v.tolist()) / nq if nq else 0.0  # in query order, as trec_eval
-      if m.per_query:
-        per_query[name] = v
+  per_query, summary, integer = _trec.summarize(
+      lambda r: [joined([res.per_query[name] for _, res in parts]) for name in r.names()],
+      requests, nq, tag, qrels, complete)
   core = {key: joined([res.core[key] for _, res in parts]) for key in parts[0][1].core}
   return _trec.Result(qids=[qids[i] for i in order], per_query=per_query, summary=summary,
                       integer=integer, core=core, names=[n for r in requests for n in r.names()])

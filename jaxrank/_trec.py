@@ -467,7 +467,6 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   item_of_j = np.full(jkey.size, -1)  # the retrieved document of each judgment, if any
   item_of_j[jorder[at[hit]]] = maybe[hit]
 
-  per_query: dict[str, np.ndarray] = {}
   relevant = (jrel >= threshold) & (jrel >= 0)
   num_rel = np.bincount(jq, weights=relevant, minlength=nq).astype(np.int64)
   num_nonrel = np.bincount(jq, weights=(jrel >= 0) & ~relevant, minlength=nq).astype(np.int64)
@@ -510,20 +509,35 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
       acc.append(_measure_values(r.measure, r.params, core, G, rel_matrix, counts[a:b],
                                  num_rel[a:b], num_nonrel[a:b], threshold, judged))
 
+
+  def values_of(r: Request) -> list[np.ndarray]:
+    chunks = parts[host.index(r)]
+    return ([np.concatenate(v) for v in zip(*chunks)] if chunks
+            else [np.zeros(0) for _ in r.names()])
+
+  per_query, summary, integer = summarize(values_of, requests, nq, run.tag, qrels, complete)
+  names = [n for r in requests for n in r.names()]
+  return Result(qids=[qv[int(c)] for c in kept], per_query=per_query, summary=summary,
+                integer=integer, core=core_values, names=names)
+
+
+def summarize(values_of: Callable[[Request], list[np.ndarray]], requests: Sequence[Request],
+              nq: int, tag: str, qrels: Qrels, complete: bool):
+  """``(per_query, summary, integer)``: each request's per-query values (``values_of(r)``, one
+  array per printed name, queries in strcmp order) and its ``all`` line as trec_eval computes
+  it: means and geometric means added in query order, sums for counts, ``-c``'s ``num_rel``
+  over the whole qrels, ``runid`` the run's tag, ``num_q`` the number of queries."""
+  per_query: dict[str, np.ndarray] = {}
   summary: dict[str, float | int | str] = {}
   integer: set[str] = set()
   for r in requests:
     m = r.measure
-    names = r.names()
     if m.summary in ("runid", "count"):
-      summary[m.name] = run.tag if m.summary == "runid" else nq
+      summary[m.name] = tag if m.summary == "runid" else nq
       if m.summary == "count":
         integer.add(m.name)
       continue
-    chunks = parts[host.index(r)]
-    values = ([np.concatenate(v) for v in zip(*chunks)] if chunks
-              else [np.zeros(0) for _ in names])
-    for name, v in zip(names, values):
+    for name, v in zip(r.names(), values_of(r)):
       if m.summary == "none":
         pass
       elif m.summary == "sum":
@@ -538,9 +552,7 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
         summary[name] = sum(v.tolist()) / nq if nq else 0.0  # in query order, as trec_eval
       if m.per_query:
         per_query[name] = v
-  names = [n for r in requests for n in r.names()]
-  return Result(qids=[qv[int(c)] for c in kept], per_query=per_query, summary=summary,
-                integer=integer, core=core_values, names=names)
+  return per_query, summary, integer
 
 
 def _core_specs(requests: Sequence[Request]) -> tuple:
