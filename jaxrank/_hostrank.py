@@ -59,16 +59,6 @@ def spans(sizes: np.ndarray, budget: int, most: int):
     start = stop
 
 
-def _calls(slots: np.ndarray, most: int):
-  """Consecutive blocks of lists for one kernel call each: :func:`spans` of :data:`ELEMENTS`
-  padded slots, each cut so that padding its rows to a power of two adds at most a third
-  (100,000 lists: 65,536 + 32,768 + 2,048 rows, not 2 x 65,536)."""
-  for start, stop in spans(slots, ELEMENTS, most):
-    width = fine_bucket(int(slots[start:stop].max()), 8)
-    for a, b, _ in row_calls(stop - start, stop - start, max(1, MIN_ELEMENTS // width)):
-      yield start + a, start + b
-
-
 def row_calls(n: int, most: int, least: int = 1):
   """``(start, stop, rows)`` of consecutive calls over ``n`` rows: at most ``most`` rows each,
   each padded to ``rows``, a power of two (>= ``least``) with at most a third of padding."""
@@ -128,7 +118,7 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
   slots = np.bincount(rel_list, minlength=n_lists)
   rel_first = np.concatenate([[0], np.cumsum(slots)])
   outs: list[list[np.ndarray]] = [[] for _ in specs]
-  for lo_list, hi_list in _calls(np.maximum(slots, 8), chunk):
+  for lo_list, hi_list in spans(np.maximum(slots, 8), ELEMENTS, chunk):
     rows = hi_list - lo_list
     nslots = fine_bucket(int(slots[lo_list:hi_list].max()), 8)
     nb = bucket(rows, max(1, MIN_ELEMENTS // nslots))
