@@ -130,8 +130,14 @@ def _probe(name: str, fn: Callable, of: str) -> None:
                     f"{name}({x.tolist()}) gave {y.dtype} of shape {tuple(y.shape)}")
 
 
-def as_ranks(scores: Any, labels: Any, *, where, tie_key, ties, max_relevant, method) -> Ranks:
-  """Passes a :class:`Ranks` through, or builds one from dense ``(scores, labels)``."""
+def as_ranks(scores: Any, labels: Any, *, where, tie_key, ties, max_relevant, method,
+             cut: int | None = None) -> Ranks:
+  """Passes a :class:`Ranks` through, or builds one from dense ``(scores, labels)``.
+
+  ``cut``: every metric to compute has a cutoff ``k <= cut``; dense input may then get ranks
+  exact only within the top ``cut`` (:func:`jaxrank._ranks.dense_ranks`), which must not leave
+  the metric functions.
+  """
   if isinstance(scores, Ranks):
     extra = {"labels": labels, "where": where, "tie_key": tie_key, "max_relevant": max_relevant}
     given = [name for name, value in extra.items() if value is not None]
@@ -146,8 +152,8 @@ def as_ranks(scores: Any, labels: Any, *, where, tie_key, ties, max_relevant, me
   if labels is None:
     raise ValueError("labels is required with dense scores (or pass a jaxrank.Ranks built by "
                      "from_dense/from_sparse/from_ranked_ids/from_candidates)")
-  return _ranks.from_dense(scores, labels, where, ties="first" if ties == "first" else "average",
-                           tie_key=tie_key, max_relevant=max_relevant, method=method)
+  return _ranks.dense_ranks(scores, labels, where, ties="first" if ties == "first" else "average",
+                            tie_key=tie_key, max_relevant=max_relevant, method=method, cut=cut)
 
 
 @functools.partial(jax.jit, static_argnames=("specs", "options"))
@@ -166,8 +172,19 @@ def compute_ranks(ranks: Ranks, *, specs: tuple[tuple[str, int | None], ...],
 def compute(scores, labels, specs, options, *, where=None, tie_key=None, max_relevant=None,
             method="auto") -> tuple[jax.Array, ...]:
   ranks = as_ranks(scores, labels, where=where, tie_key=tie_key, ties=options.ties,
-                   max_relevant=max_relevant, method=method)
+                   max_relevant=max_relevant, method=method, cut=cutoff(specs))
   return compute_ranks(ranks, specs=tuple(specs), options=options)
+
+
+def cutoff(specs: Sequence[tuple[str, int | None]]) -> int | None:
+  """The largest cutoff when every metric has one (the ranks then matter only within it).
+
+  Every formula at a cutoff ``k`` gives the same value for every rank beyond ``k`` (it reads such
+  an item as unranked), so ranks beyond the largest cutoff need not be exact; ``None`` when a
+  metric reads the whole list.
+  """
+  ks = [k for _, k in specs]
+  return None if not ks or any(k is None for k in ks) else max(ks)
 
 
 def mean(values: ArrayLike | Mapping[str, ArrayLike], *, empty: str = "zero"):
