@@ -396,13 +396,24 @@ _NAN_KEY = int(np.iinfo(np.int32).min) + 1  # sort_keys of a float32 NaN
 _NEG_INF_KEY = -0x7F800000  # sort_keys of float32 -inf
 
 
-def cut_applies(dtype, n: int, cut: int | None, *, ties: str, tie_key, method: str) -> bool:
+def cut_applies(dtype, n: int, cut: int | None, slots: int, *, ties: str, tie_key,
+                method: str) -> bool:
   """Whether :func:`dense_ranks` takes the cut path for these (static) arguments.
 
   Only for ``method="auto"``, a ``cut`` shorter than the list, a score dtype that float32 holds
-  exactly, and no ``tie_key`` (whose order one ``top_k`` cannot follow).
+  exactly, no ``tie_key`` (whose order one ``top_k`` cannot follow), and enough slots per list
+  that the counting costs more than the ``top_k``. On a 2-core CPU (100 x 10,000, 1,000 x 1,000,
+  10,000 x 100, cut 10) counting and the cut path break even near 48 slots (``ties="first"``,
+  whose count is slower: 24), and the cut path is 2-6x faster at 192. On accelerators, where
+  counting is bandwidth-bound and ``top_k`` is not (an H100: ``top_k`` cost about as much as
+  counting 100-200 slots, DESIGN.md), it is taken from 256 slots (e.g. under ``jit`` without
+  ``max_relevant``, one slot per item); that threshold is not measured yet.
   """
-  return (cut is not None and cut < n and method == "auto" and tie_key is None
+  if jax.default_backend() == "cpu":
+    enough = slots >= (24 if ties == "first" else 48)
+  else:
+    enough = slots >= 256
+  return (cut is not None and cut < n and method == "auto" and tie_key is None and enough
           and np.dtype(dtype) in _CUT_DTYPES)
 
 
@@ -425,9 +436,11 @@ def _cut_slot_ranks(scores, valid, num_items, slot_ok, slot_index, *, ties, cut,
   """
   w = scores.astype(jnp.float32)  # exact for the cut dtypes, and in the same order
   items = (w,) if valid is None else (w, valid)
-  take = functools.partial(jnp.take_along_axis, indices=slot_index, axis=-1)
-  slot_keys = _item_keys(tuple(take(x) for x in items))
   keys = _item_keys(items)
+  if slot_index.shape[-1] == scores.shape[-1]:  # one slot per item (relevant_slots, m >= n)
+    slot_keys = keys
+  else:
+    slot_keys = _item_keys(tuple(jnp.take_along_axis(x, slot_index, axis=-1) for x in items))
   # float32 image of the keys, increasing; +-0.0 both +0.0 (tied keys tie); NaN, padding -inf
   bits = jnp.where(keys < 0, (-keys) | np.int32(np.iinfo(np.int32).min), keys)
   values = jnp.where(keys > _NAN_KEY, lax.bitcast_convert_type(bits, jnp.float32), -jnp.inf)
@@ -538,66 +551,99 @@ def dense_ranks(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | None = 
   slot instead of ``n`` (:func:`_cut_slot_ranks`). ``cut=None``, or arguments where
   :func:`cut_applies` is False, build the exact :func:`from_dense` ranks.
   """
+  arrays, static = dense_arguments(scores, labels, where, ties=ties, tie_key=tie_key,
+                                   max_relevant=max_relevant, method=method, cut=cut)
+  return ranks_of_dense(*arrays, **static)
+
+
+def dense_arguments(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | None = None, *,
+                    ties: str, tie_key: ArrayLike | None, max_relevant: int | None,
+                    method: str, cut: int | None) -> tuple[tuple, dict]:
+  """The checked ``(arrays, static options)`` of :func:`ranks_of_dense` (see :func:`dense_ranks`).
+
+  All eager work happens here (input checks, the one host transfer of the label check and slot
+  count), so a caller can run :func:`ranks_of_dense` and the metric formulas in one jitted call.
+  """
   (scores,) = as_scores(("scores", scores, 1))
   labels = _checks.as_array("labels", labels, kinds="fib", wide_ints="float")
   _checks.check_same_shape("labels", labels, "scores", scores.shape)
   valid = _checks.as_where(where, scores.shape)
   tie_key = _check_ties_args(ties, method, tie_key, scores.shape)
-  grades, positive, max_relevant = dense_positives(labels, valid, max_relevant)
-  if not cut_applies(scores.dtype, scores.shape[-1], cut, ties=ties, tie_key=tie_key,
+  m, checked = slot_count(labels, valid, max_relevant)
+  if not cut_applies(scores.dtype, scores.shape[-1], cut, m, ties=ties, tie_key=tie_key,
                      method=method):
     cut = None
-  return _from_dense(scores, grades, valid, positive, tie_key, ties=ties, m=max_relevant,
-                     method=method, cut=cut)
+  return ((scores, labels, valid, tie_key),
+          dict(ties=ties, m=m, method=method, cut=cut, checked=checked))
 
 
-def dense_positives(labels: jax.Array, valid: jax.Array | None,
-                    max_relevant: int | None) -> tuple[jax.Array, jax.Array, int]:
-  """Checked grades (float32), the positive mask, and the number of relevant slots per list.
+def slot_count(labels: jax.Array, valid: jax.Array | None,
+               max_relevant: int | None) -> tuple[int, bool]:
+  """The number of relevant slots per list, and whether the labels were checked on the host.
 
   With concrete labels one host transfer checks them (no NaN, negative or huge grade) and counts
-  the most positives in a list (rounded up by :func:`_bucket`, so few slot counts compile); under
-  tracing the slot count is ``max_relevant`` or the list length.
+  the most positives in a list (rounded up by :func:`_bucket`, so few slot counts compile); no
+  list then has more positives than slots. Under tracing the slot count is ``max_relevant`` or
+  the list length.
   """
   n = labels.shape[-1]
-  grades, positive, summary = _positives(labels, valid)
   most = None
-  if _checks.is_concrete(summary[0]):
-    most, *bad = (int(v) for v in jax.device_get(summary))
+  if _checks.is_concrete(labels) and (valid is None or _checks.is_concrete(valid)):
+    most, *bad = (int(v) for v in jax.device_get(_label_summary(labels, valid)))
     _checks.raise_label_error("labels", labels, *(bool(v) for v in bad))
   if max_relevant is None:
-    return grades, positive, n if most is None else _bucket(most, n)
+    return (n if most is None else _bucket(most, n)), most is not None
   max_relevant = _checks.check_k(max_relevant, "max_relevant")
   if most is not None and most > max_relevant:
     raise ValueError(f"max_relevant={max_relevant} is smaller than the largest number of "
                      f"relevant items in a list ({most})")
-  return grades, positive, min(max_relevant, n)
+  return min(max_relevant, n), most is not None
+
+
+def dense_positives(labels: jax.Array, valid: jax.Array | None,
+                    max_relevant: int | None) -> tuple[jax.Array, jax.Array, int]:
+  """Checked grades (float32), the positive mask, and the number of relevant slots per list
+  (:func:`slot_count`)."""
+  m, _ = slot_count(labels, valid, max_relevant)
+  grades, positive = jax.jit(_grades)(labels, valid)
+  return grades, positive, m
+
+
+def _grades(labels, valid):
+  """float32 grades (negative ones, only possible under tracing, as 0) and the positive mask."""
+  grades = jnp.maximum(labels.astype(jnp.float32), 0.0)
+  return grades, grades > 0 if valid is None else (grades > 0) & valid
 
 
 @jax.jit
-def _positives(labels, valid):
-  """Grades, the positive mask, and (most positives in a list, *label_summary)."""
-  grades = jnp.maximum(labels.astype(jnp.float32), 0.0)
-  positive = grades > 0 if valid is None else (grades > 0) & valid
+def _label_summary(labels, valid):
+  """(most positives in a list, *label_summary) in one fused pass."""
+  _, positive = _grades(labels, valid)
   most = jnp.max(jnp.sum(positive, axis=-1, dtype=jnp.int32), initial=0)
-  return grades, positive, (most, *_checks.label_summary(labels))
+  return (most, *_checks.label_summary(labels))
 
 
-@functools.partial(jax.jit, static_argnames=("ties", "m", "method", "cut"))
-def _from_dense(scores, grades, valid, positive, tie_key, *, ties, m, method, cut):
+@functools.partial(jax.jit, static_argnames=("ties", "m", "method", "cut", "checked"))
+def ranks_of_dense(scores, labels, valid, tie_key, *, ties, m, method, cut, checked):
+  """The jitted core of :func:`dense_ranks` on the arguments of :func:`dense_arguments`."""
   n = scores.shape[-1]
   num_items = (jnp.full(scores.shape[:-1], n, jnp.int32) if valid is None
                else jnp.sum(valid, axis=-1, dtype=jnp.int32))
-  count = jnp.sum(positive, axis=-1, dtype=jnp.int32)
+  _, positive = _grades(labels, valid)
   slot_index, slot_ok = relevant_slots(positive, m)
-  slot_grades = jnp.where(slot_ok, jnp.take_along_axis(grades, slot_index, axis=-1), 0.0)
+  slot_grades = jnp.maximum(jnp.take_along_axis(labels, slot_index, axis=-1).astype(jnp.float32),
+                            0.0)
+  slot_grades = jnp.where(slot_ok, slot_grades, 0.0)
   if cut is None:
     lo, hi = _slot_ranks(scores, valid, slot_ok, slot_index, ties=ties, method=method,
                          tie_key=tie_key, size=n)
   else:
     lo, hi = _cut_slot_ranks(scores, valid, num_items, slot_ok, slot_index, ties=ties, cut=cut,
                              size=n)
-  return Ranks(lo=lo, hi=hi, grades=slot_grades, num_items=num_items, overflow=count > m,
+  # labels checked on the host: no list has more positives than slots
+  overflow = (jnp.zeros(num_items.shape, bool) if checked
+              else jnp.sum(positive, axis=-1, dtype=jnp.int32) > m)
+  return Ranks(lo=lo, hi=hi, grades=slot_grades, num_items=num_items, overflow=overflow,
                size=n, resolved=ties == "first")
 
 
