@@ -172,10 +172,12 @@ def compute_ranks(ranks: Ranks, *, specs: tuple[tuple[str, int | None], ...],
 
 @functools.partial(jax.jit, static_argnames=("specs", "options", "ties", "m", "method", "cut",
                                              "checked"))
-def _dense_values(scores, labels, valid, tie_key, *, specs, options, **static):
+def _dense_values(scores, labels, valid, tie_key, *, specs, options, ties, m, method, cut,
+                  checked):
   """Ranks of dense input and the formulas in one jitted call (one dispatch, fused)."""
-  return compute_ranks(_ranks.ranks_of_dense(scores, labels, valid, tie_key, **static),
-                       specs=specs, options=options)
+  ranks = _ranks.ranks_of_dense(scores, labels, valid, tie_key, ties=ties, m=m, method=method,
+                                cut=cut, checked=checked)
+  return compute_ranks(ranks, specs=specs, options=options)
 
 
 def compute(scores, labels, specs, options, *, where=None, tie_key=None, max_relevant=None,

@@ -589,7 +589,7 @@ def slot_count(labels: jax.Array, valid: jax.Array | None,
   n = labels.shape[-1]
   most = None
   if _checks.is_concrete(labels) and (valid is None or _checks.is_concrete(valid)):
-    most, *bad = (int(v) for v in jax.device_get(_label_summary(labels, valid)))
+    most, *bad = (int(v) for v in np.asarray(_label_summary(labels, valid)))  # one transfer
     _checks.raise_label_error("labels", labels, *(bool(v) for v in bad))
   if max_relevant is None:
     return (n if most is None else _bucket(most, n)), most is not None
@@ -617,10 +617,11 @@ def _grades(labels, valid):
 
 @jax.jit
 def _label_summary(labels, valid):
-  """(most positives in a list, *label_summary) in one fused pass."""
+  """[most positives in a list, *label_summary] as one int32 array (one fused pass, one
+  transfer)."""
   _, positive = _grades(labels, valid)
   most = jnp.max(jnp.sum(positive, axis=-1, dtype=jnp.int32), initial=0)
-  return (most, *_checks.label_summary(labels))
+  return jnp.stack([most, *(flag.astype(jnp.int32) for flag in _checks.label_summary(labels))])
 
 
 @functools.partial(jax.jit, static_argnames=("ties", "m", "method", "cut", "checked"))
