@@ -402,15 +402,16 @@ def cut_applies(dtype, n: int, cut: int | None, slots: int, *, ties: str, tie_ke
 
   Only for ``method="auto"``, a ``cut`` shorter than the list, a score dtype that float32 holds
   exactly, no ``tie_key`` (whose order one ``top_k`` cannot follow), and enough slots per list
-  that the counting costs more than the ``top_k``. On a 2-core CPU (100 x 10,000, 1,000 x 1,000,
-  10,000 x 100, cut 10) counting and the cut path break even near 48 slots (``ties="first"``,
-  whose count is slower: 24), and the cut path is 2-6x faster at 192. On accelerators, where
-  counting is bandwidth-bound and ``top_k`` is not (an H100: ``top_k`` cost about as much as
-  counting 100-200 slots, DESIGN.md), it is taken from 256 slots (e.g. under ``jit`` without
-  ``max_relevant``, one slot per item); that threshold is not measured yet.
+  that counting costs more than the ``top_k``. On a 2-core CPU (cut 10) the two broke even near
+  48-96 slots at 1,000 x 1,000 and 100 x 10,000, but at 10,000 x 1,000 with 96 slots counting
+  was faster (106 vs 148 ms): the cut path is taken from 128 slots (``ties="first"``, whose
+  count is 1.5x slower: 48), where it was 2-6x faster, and under ``jit`` without
+  ``max_relevant`` (one slot per item). On accelerators, where counting is bandwidth-bound and
+  ``top_k`` is not (on an H100 a ``top_k`` cost about as much as counting 100-200 slots,
+  DESIGN.md), it is taken from 256 slots; that threshold is not measured yet.
   """
   if jax.default_backend() == "cpu":
-    enough = slots >= (24 if ties == "first" else 48)
+    enough = slots >= (48 if ties == "first" else 128)
   else:
     enough = slots >= 256
   return (cut is not None and cut < n and method == "auto" and tie_key is None and enough
