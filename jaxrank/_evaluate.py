@@ -130,6 +130,14 @@ def _probe(name: str, fn: Callable, of: str) -> None:
                     f"{name}({x.tolist()}) gave {y.dtype} of shape {tuple(y.shape)}")
 
 
+def as_ranks(scores: Any, labels: Any, *, where, tie_key, ties, max_relevant, method) -> Ranks:
+  """Passes a :class:`Ranks` through, or builds the exact one of dense ``(scores, labels)``."""
+  if isinstance(scores, Ranks):
+    return ranks_given(scores, labels, where=where, tie_key=tie_key, max_relevant=max_relevant)
+  return _ranks.dense_ranks(*dense_given(scores, labels, where), ties=rank_ties(ties),
+                            tie_key=tie_key, max_relevant=max_relevant, method=method, cut=None)
+
+
 def ranks_given(ranks: Ranks, labels, *, where, tie_key, max_relevant) -> Ranks:
   """A :class:`Ranks` passed as scores, checked to come without what it already holds."""
   extra = {"labels": labels, "where": where, "tie_key": tie_key, "max_relevant": max_relevant}
