@@ -131,23 +131,38 @@ def _probe(name: str, fn: Callable, of: str) -> None:
 
 
 def as_ranks(scores: Any, labels: Any, *, where, tie_key, ties, max_relevant, method) -> Ranks:
-  """Passes a :class:`Ranks` through, or builds one from dense ``(scores, labels)``."""
+  """Passes a :class:`Ranks` through, or builds the exact one of dense ``(scores, labels)``."""
   if isinstance(scores, Ranks):
-    extra = {"labels": labels, "where": where, "tie_key": tie_key, "max_relevant": max_relevant}
-    given = [name for name, value in extra.items() if value is not None]
-    if given:
-      raise ValueError(f"{', '.join(given)} must be None when a Ranks is passed (the Ranks "
-                       f"already holds them); give k and the options by keyword "
-                       f"(evaluate takes the metric names second: evaluate(ranks, metrics))")
-    return scores
+    return ranks_given(scores, labels, where=where, tie_key=tie_key, max_relevant=max_relevant)
+  return _ranks.dense_ranks(*dense_given(scores, labels, where), ties=rank_ties(ties),
+                            tie_key=tie_key, max_relevant=max_relevant, method=method, cut=None)
+
+
+def ranks_given(ranks: Ranks, labels, *, where, tie_key, max_relevant) -> Ranks:
+  """A :class:`Ranks` passed as scores, checked to come without what it already holds."""
+  extra = {"labels": labels, "where": where, "tie_key": tie_key, "max_relevant": max_relevant}
+  given = [name for name, value in extra.items() if value is not None]
+  if given:
+    raise ValueError(f"{', '.join(given)} must be None when a Ranks is passed (the Ranks "
+                     f"already holds them); give k and the options by keyword "
+                     f"(evaluate takes the metric names second: evaluate(ranks, metrics))")
+  return ranks
+
+
+def dense_given(scores, labels, where) -> tuple[Any, Any, Any]:
+  """Dense ``(scores, labels, where)``, with the errors for labels that are missing or names."""
   if names_metrics(labels):
     raise TypeError(f"labels look like metric names ({labels!r}): with dense scores pass "
                     f"evaluate(scores, labels, metrics), or build a Ranks first")
   if labels is None:
     raise ValueError("labels is required with dense scores (or pass a jaxrank.Ranks built by "
                      "from_dense/from_sparse/from_ranked_ids/from_candidates)")
-  return _ranks.from_dense(scores, labels, where, ties="first" if ties == "first" else "average",
-                           tie_key=tie_key, max_relevant=max_relevant, method=method)
+  return scores, labels, where
+
+
+def rank_ties(ties: str) -> str:
+  """The ``ties`` the ranks are built with: "first" breaks ties there, the rest keep bounds."""
+  return "first" if ties == "first" else "average"
 
 
 @functools.partial(jax.jit, static_argnames=("specs", "options"))
@@ -163,11 +178,42 @@ def compute_ranks(ranks: Ranks, *, specs: tuple[tuple[str, int | None], ...],
   return tuple(out)
 
 
+@functools.partial(jax.jit, static_argnames=("specs", "options", "ties", "m", "method", "cut",
+                                             "checked"))
+def _dense_values(scores, labels, valid, tie_key, *, specs, options, ties, m, method, cut,
+                  checked):
+  """Ranks of dense input and the formulas in one jitted call (one dispatch, fused)."""
+  ranks = _ranks.ranks_of_dense(scores, labels, valid, tie_key, ties=ties, m=m, method=method,
+                                cut=cut, checked=checked)
+  return compute_ranks(ranks, specs=specs, options=options)
+
+
 def compute(scores, labels, specs, options, *, where=None, tie_key=None, max_relevant=None,
             method="auto") -> tuple[jax.Array, ...]:
-  ranks = as_ranks(scores, labels, where=where, tie_key=tie_key, ties=options.ties,
-                   max_relevant=max_relevant, method=method)
-  return compute_ranks(ranks, specs=tuple(specs), options=options)
+  """The metrics ``specs`` of a :class:`Ranks` or of dense ``(scores, labels)``.
+
+  On dense input the ranks never leave this function, so they may be cut at the largest cutoff
+  (:func:`cutoff`, :func:`jaxrank._ranks.dense_ranks`).
+  """
+  specs = tuple(specs)
+  if isinstance(scores, Ranks):
+    ranks = ranks_given(scores, labels, where=where, tie_key=tie_key, max_relevant=max_relevant)
+    return compute_ranks(ranks, specs=specs, options=options)
+  arrays, static = _ranks.dense_arguments(
+      *dense_given(scores, labels, where), ties=rank_ties(options.ties), tie_key=tie_key,
+      max_relevant=max_relevant, method=method, cut=cutoff(specs))
+  return _dense_values(*arrays, specs=specs, options=options, **static)
+
+
+def cutoff(specs: Sequence[tuple[str, int | None]]) -> int | None:
+  """The largest cutoff when every metric has one (the ranks then matter only within it).
+
+  Every formula at a cutoff ``k`` gives the same value for every rank beyond ``k`` (it reads such
+  an item as unranked), so ranks beyond the largest cutoff need not be exact; ``None`` when a
+  metric reads the whole list.
+  """
+  ks = [k for _, k in specs]
+  return None if not ks or any(k is None for k in ks) else max(ks)
 
 
 def mean(values: ArrayLike | Mapping[str, ArrayLike], *, empty: str = "zero"):

@@ -194,7 +194,10 @@ def _expected_hits(lo, hi, rel, cap):
 def _searchsorted(sorted_, queries, side):
   """Row-wise ``searchsorted`` over any leading dimensions."""
   rows = math.prod(queries.shape[:-1])  # not -1: the last axis may be empty
-  flat = jax.vmap(functools.partial(jnp.searchsorted, side=side))(
+  # "scan_unrolled" is 1.3-2.3x faster than "scan" on CPU for up to a few hundred slots (1,000 x
+  # 96: 1.2-2.9 vs 2.9-3.7 ms); at 1,000 slots (one per item, under jit) "scan" is faster.
+  method = "scan_unrolled" if queries.shape[-1] <= 256 else "scan"
+  flat = jax.vmap(functools.partial(jnp.searchsorted, side=side, method=method))(
       sorted_.reshape(rows, sorted_.shape[-1]), queries.reshape(rows, queries.shape[-1]))
   return flat.reshape(queries.shape).astype(_float())
 
@@ -369,9 +372,13 @@ def ideal_dcg(r: Ranks, k: int | None, o: Options, relative: bool = False) -> ja
   m = r.grades.shape[-1]
   # cut at k only: a ranked-ids list may hold fewer items (size) than relevant ones (m)
   cap = m if k is None else min(k, m)
-  # Non-negative floats sort like their bit patterns: one single-operand int32 sort.
-  bits = lax.sort(lax.bitcast_convert_type(r.grades, jnp.int32), dimension=-1)
-  best = lax.bitcast_convert_type(bits[..., ::-1][..., :cap], jnp.float32)  # grades' dtype
+  if cap < m:
+    # the cap largest grades: a float32 top_k (2x faster on CPU than sorting all m slots)
+    best = lax.optimization_barrier(lax.top_k(r.grades, cap))[0]  # (barrier: see _ranks)
+  else:
+    # Non-negative floats sort like their bit patterns: one single-operand int32 sort.
+    bits = lax.sort(lax.bitcast_convert_type(r.grades, jnp.int32), dimension=-1)
+    best = lax.bitcast_convert_type(bits[..., ::-1][..., :cap], jnp.float32)  # grades' dtype
   gains = relative_gains(best, r.grades, o) if relative else o.gain_of(best)
   disc = o.discount_fn(jnp.arange(1, cap + 1, dtype=_float()))
   return jnp.sum(jnp.where(best > 0, gains * disc, 0.0), axis=-1)
