@@ -28,44 +28,22 @@ _cli.exit_on_interrupt_if_command()
 
 from jaxrank._evaluate import evaluate, mean, parse_metric
 from jaxrank._formulas import log2_discount
-from jaxrank._metrics import (
-    average_precision,
-    average_recall,
-    dcg,
-    fbeta,
-    hit_rate,
-    mean_rank,
-    ndcg,
-    precision,
-    r_precision,
-    recall,
-    reciprocal_rank,
-)
+from jaxrank import _metrics, _table
+from jaxrank._metrics import *  # noqa: F403 - one function per record of the metric table
 from jaxrank._ranks import Ranks, from_candidates, from_dense, from_ranked_ids, from_sparse
 
 __version__ = "0.1.0"
 
-__all__ = [
+__all__ = list(_table.NAMES) + [
     "Ranks",
-    "average_precision",
-    "average_recall",
-    "dcg",
     "evaluate",
-    "fbeta",
     "from_candidates",
     "from_dense",
     "from_ranked_ids",
     "from_sparse",
-    "hit_rate",
     "log2_discount",
     "mean",
-    "mean_rank",
-    "ndcg",
     "parse_metric",
-    "precision",
-    "r_precision",
-    "recall",
-    "reciprocal_rank",
 ]
 
 # Differentiable (soft) metrics and soft rank/sort operators.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import math
 import numbers
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -13,26 +12,13 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxrank import _checks, _formulas, _ranks
+from jaxrank import _checks, _formulas, _options, _ranks, _table
 from jaxrank._formulas import Options
 from jaxrank._ranks import Ranks
 
-ALIASES = {
-    "map": "average_precision",
-    "ap": "average_precision",
-    "mrr": "reciprocal_rank",
-    "rr": "reciprocal_rank",
-    "mar": "average_recall",
-    "p": "precision",
-    "r": "recall",
-    "hr": "hit_rate",
-    "hits": "hit_rate",
-    "success": "hit_rate",
-    "f": "fbeta",
-    "rprec": "r_precision",
-    "mr": "mean_rank",
-}
-NAMES = tuple(_formulas.FORMULAS)
+# evaluate's names, from the metric table (one record per metric): aliases -> metric names.
+ALIASES = _table.ALIASES
+NAMES = _table.NAMES
 
 
 def parse_metric(name: str) -> tuple[str, int | None]:
@@ -48,7 +34,7 @@ def parse_metric(name: str) -> tuple[str, int | None]:
   match = re.fullmatch(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*(?:@\s*(\S+))?\s*", name)
   base = match.group(1).lower() if match else None
   base = ALIASES.get(base, base)
-  if base not in _formulas.FORMULAS:
+  if base not in _table.METRICS:
     known = ", ".join(list(NAMES) + sorted(ALIASES))
     raise ValueError(f"unknown metric {name!r}; known names (each optionally with @k): {known}")
   cut = match.group(2)
@@ -73,61 +59,9 @@ def metric_list(metrics: Any) -> list[str]:
   return metrics
 
 
-def make_options(*, threshold: float = 1, gain: str | Callable = "linear",
-                 discount: Callable | None = None, ties: str = "average", empty: str = "zero",
-                 ap_denominator: str = "all", precision_denominator: str = "k",
-                 beta: float = 1.0) -> Options:
-  threshold = _checks.check_positive_number("threshold", threshold)
-  if beta != math.inf:  # F-beta's limit for beta -> inf is recall (see fbeta)
-    try:
-      beta = _checks.check_positive_number("beta", beta)
-    except ValueError:
-      raise ValueError(f"beta must be a positive number (inf: recall), got {beta!r}") from None
-  if not callable(gain):
-    _checks.check_choice("gain", gain, _formulas.GAINS)
-  else:
-    probe("gain", gain, "grades")
-  if discount is not None and not callable(discount):
-    raise TypeError(f"discount must be a callable of the 1-based rank or None, got {discount!r}")
-  if discount is not None:
-    probe("discount", discount, "1-based ranks")
-  _checks.check_choice("ties", ties, _ranks.TIES)
-  _checks.check_choice("empty", empty, _formulas.EMPTY)
-  _checks.check_choice("ap_denominator", ap_denominator, _formulas.AP_DENOMINATORS)
-  _checks.check_choice("precision_denominator", precision_denominator,
-                       _formulas.PRECISION_DENOMINATORS)
-  return Options(threshold=threshold, gain=gain, discount=discount, ties=ties, empty=empty,
-                 ap_denominator=ap_denominator, precision_denominator=precision_denominator,
-                 beta=beta)
-
-
-def probe(name: str, fn: Callable, of: str) -> None:
-  """A gain/discount callable must map a float array to a numeric array of its shape.
-
-  Checked eagerly (once per hashable callable), so a wrong one fails here with its name and not
-  inside a compiled metric.
-  """
-  try:
-    hash(fn)
-  except TypeError:
-    _probe.__wrapped__(name, fn, of)
-  else:
-    _probe(name, fn, of)
-
-
-@functools.lru_cache(maxsize=64)
-def _probe(name: str, fn: Callable, of: str) -> None:
-  x = jnp.asarray([[1.0, 2.0, 3.0]], jnp.float32)
-  try:
-    with jax.ensure_compile_time_eval():
-      y = jnp.asarray(fn(x))
-  except Exception as e:  # noqa: BLE001 - any failure of the user's callable is reported
-    raise TypeError(f"{name} must be a callable of an array of {of}, returning an array of the "
-                    f"same shape; calling it on {x.tolist()} raised {type(e).__name__}: {e}"
-                    ) from None
-  if y.shape != x.shape or not jnp.issubdtype(y.dtype, jnp.number):
-    raise TypeError(f"{name} must return a numeric array of the shape of its input; "
-                    f"{name}({x.tolist()}) gave {y.dtype} of shape {tuple(y.shape)}")
+# Every option is declared and checked once, in jaxrank._options.
+make_options = _options.make_options
+probe = _options.probe
 
 
 def as_ranks(scores: Any, labels: Any, *, where, tie_key, ties, max_relevant, method) -> Ranks:
@@ -216,6 +150,16 @@ def cutoff(specs: Sequence[tuple[str, int | None]]) -> int | None:
   return None if not ks or any(k is None for k in ks) else max(ks)
 
 
+def check_used(given: dict[str, Any], names: Sequence[str]) -> None:
+  """An option set away from its default that none of the metrics ``names`` reads is an error."""
+  used = {"ties", "empty"}.union(*(_table.METRICS[name].options for name in names))
+  for option in _options.unused(given, used):
+    readers = [m.name for m in _table.METRICS.values() if option in m.options]
+    raise ValueError(f"option {option}={given[option]!r} is read by none of the requested "
+                     f"metrics ({', '.join(dict.fromkeys(names))}); it concerns "
+                     f"{', '.join(readers)}")
+
+
 def mean(values: ArrayLike | Mapping[str, ArrayLike], *, empty: str = "zero"):
   """Mean over lists honouring the empty-list policy.
 
@@ -262,6 +206,7 @@ def evaluate(scores: ArrayLike | Ranks, labels: ArrayLike | Sequence[str] | None
              gain: str | Callable = "linear", discount: Callable | None = None,
              ties: str = "average", tie_key: ArrayLike | None = None, empty: str = "zero",
              ap_denominator: str = "all", precision_denominator: str = "k", beta: float = 1.0,
+             persistence: float = 0.8, max_grade: float = 4.0, graded: bool = False,
              reduce: str | None = None, max_relevant: int | None = None,
              method: str = "auto") -> dict[str, jax.Array]:
   """Computes many metrics at many cutoffs from one rank core (one pass over the scores).
@@ -270,7 +215,9 @@ def evaluate(scores: ArrayLike | Ranks, labels: ArrayLike | Sequence[str] | None
   ``"precision@5"``) or the aliases ``map``, ``mrr``, ``mar``, ``p@k``, ``r@k``, ``hr@k``
   (also ``ap``, ``rr``, ``hits``, ``success``, ``rprec``, ``mr``). Every option means what it
   means in the single-metric functions (see :func:`jaxrank.ndcg` and friends) and is applied to
-  every metric it concerns.
+  every metric that reads it (each function's signature lists them). An option set to anything
+  but its default that none of the requested metrics reads is a ``ValueError`` naming it (it
+  would change nothing, which is almost always a mistake); ``ties`` and ``empty`` concern all.
 
   Args:
     scores: ``[..., n]`` scores, or a :class:`jaxrank.Ranks` (then no ``labels``: the metric
@@ -293,10 +240,12 @@ def evaluate(scores: ArrayLike | Ranks, labels: ArrayLike | Sequence[str] | None
   metrics = metric_list(metrics)
   if reduce not in (None, "mean"):
     raise ValueError(f"reduce must be None or 'mean', got {reduce!r}")
-  options = make_options(threshold=threshold, gain=gain, discount=discount, ties=ties,
-                         empty=empty, ap_denominator=ap_denominator,
-                         precision_denominator=precision_denominator, beta=beta)
+  given = dict(threshold=threshold, gain=gain, discount=discount, ties=ties, empty=empty,
+               ap_denominator=ap_denominator, precision_denominator=precision_denominator,
+               beta=beta, persistence=persistence, max_grade=max_grade, graded=graded)
+  options = make_options(**given)
   specs = [parse_metric(name) for name in metrics]
+  check_used(given, [name for name, _ in specs])
   values = compute(scores, labels, specs, options, where=where, tie_key=tie_key,
                    max_relevant=max_relevant, method=method)
   out = dict(zip(metrics, values))

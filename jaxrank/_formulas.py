@@ -65,6 +65,9 @@ class Options:
   ap_denominator: str = "all"
   precision_denominator: str = "k"
   beta: float = 1.0
+  persistence: float = 0.8
+  max_grade: float = 4.0
+  graded: bool = False
 
   @property
   def discount_fn(self) -> Callable:
@@ -407,19 +410,121 @@ def mean_rank(r, k, o):
   return jnp.sum(jnp.where(rel, expected, 0.0), axis=-1) / jnp.maximum(nrel, 1), nrel == 0
 
 
-FORMULAS = {
-    "precision": precision,
-    "recall": recall,
-    "fbeta": fbeta,
-    "hit_rate": hit_rate,
-    "reciprocal_rank": reciprocal_rank,
-    "average_precision": average_precision,
-    "average_recall": average_recall,
-    "dcg": dcg,
-    "ndcg": ndcg,
-    "r_precision": r_precision,
-    "mean_rank": mean_rank,
-}
+def err(r, k, o):
+  # ERR = sum_i R_i / rank_i prod_{j ahead of i} (1 - R_j), R = (2^y - 1) / 2^max_grade: the
+  # cascade of Chapelle et al. (2009). Relevant slots in strictly earlier tie groups are ahead
+  # for sure (A below); inside a group the order is uniform, handled exactly by _err_groups.
+  lo, hi = positions(r, o.ties)
+  cap = _cap(r, k)
+  rel = (r.grades > 0) & (lo <= r.size)
+  y = r.grades.astype(_float())
+  stop = jnp.clip(jnp.exp2(y - o.max_grade) - jnp.exp2(-o.max_grade), 0.0, 1.0)
+  stop = jnp.where(rel, stop, 0.0)
+  keep = 1.0 - stop
+  # A_i = prod of keep over relevant slots of earlier groups: one sort by rank, a cumprod.
+  key = jnp.where(rel, lo, jnp.iinfo(jnp.int32).max)
+  sorted_key, sorted_keep = lax.sort((key, keep), dimension=-1, num_keys=1)
+  ahead = jnp.concatenate([jnp.ones_like(sorted_keep[..., :1]),
+                           jnp.cumprod(sorted_keep, axis=-1)[..., :-1]], axis=-1)
+  first = _searchsorted(sorted_key, lo, "left").astype(jnp.int32)
+  same = (_searchsorted(sorted_key, lo, "right") - first).astype(_float())
+  a_prod = jnp.take_along_axis(ahead, jnp.minimum(first, ahead.shape[-1] - 1), axis=-1)
+  g = (hi - lo + 1).astype(_float())
+
+  def alone(_):  # every group holds at most one relevant slot: the mean of 1/p over its window
+    a, b, _ = _window(lo, hi, cap)
+    w = jnp.where(g == 1, jnp.where(lo <= cap, 1.0 / lo.astype(_float()), 0.0),
+                  _window_sum(_reciprocal, r.size, a, b) / g)
+    return jnp.sum(jnp.where(rel, stop * a_prod * w, 0.0), axis=-1)
+
+  def grouped(_):
+    return _err_groups(lo, g, rel, keep, a_prod, same, cap)
+
+  value = lax.cond(jnp.any(rel & (same >= 2)), grouped, alone, None)
+  return value, ~jnp.any(r.grades > 0, axis=-1)
+
+
+def _err_groups(lo, g, rel, keep, a_prod, q, cap):
+  """ERR when some tie group holds q >= 2 relevant slots: exact, O(m^2) memory per list.
+
+  In a group of g positions from ``lo`` with relevant slots of keep factors x_1..x_q, the
+  relevant items come in a uniform order, independent of where the q relevant positions fall.
+  The cascade stops at the l-th relevant item with probability D_l = E_{l-1} - E_l, E_l the mean
+  of the products of l of the x's (a convex-combination recurrence, no binomials), and the l-th
+  relevant position P_l is the l-th order statistic of q positions out of g, so the group adds
+  A sum_l D_l E[1/(lo - 1 + P_l); lo - 1 + P_l <= cap].
+  """
+  m = lo.shape[-1]
+  idx = jnp.arange(m)
+  same = rel[..., :, None] & rel[..., None, :] & (lo[..., :, None] == lo[..., None, :])
+  rep = rel & ~jnp.any(same & (idx[None, :] < idx[:, None]), axis=-1)  # first slot of its group
+  levels = jnp.arange(m + 1, dtype=_float())
+
+  def add(j, state):  # E over the subsets of the group's slots seen so far, slot j joins
+    mean, s = state
+    join = same[..., j]
+    x = keep[..., j][..., None, None]
+    shifted = jnp.concatenate([jnp.zeros_like(mean[..., :1]), mean[..., :-1]], axis=-1)
+    new = (mean * (s + 1 - levels) + x * shifted * levels) / (s + 1)
+    return jnp.where(join[..., None], new, mean), jnp.where(join[..., None], s + 1, s)
+
+  mean0 = jnp.zeros(lo.shape + (m + 1,), _float()).at[..., 0].set(1.0)
+  s0 = jnp.zeros(lo.shape + (1,), _float())
+  mean, _ = lax.fori_loop(0, m, add, (mean0, s0))
+  ell = levels[1:]  # l = 1..m
+  qq, gg = q[..., None], g[..., None]
+  stop_at = jnp.where(ell <= qq, mean[..., :-1] - mean[..., 1:], 0.0)
+  # P(P_l = l) = prod_{i < l} (q - i) / (g - i); then P(P_l = p + 1) / P(P_l = p) =
+  # p (g - p - q + l) / ((p - l + 1) (g - p)).
+  start = jnp.cumprod(jnp.clip((qq - ell + 1) / jnp.maximum(gg - ell + 1, 1.0), 0.0, 1.0),
+                      axis=-1)
+  lo_f = lo.astype(_float())[..., None]
+  last = jnp.minimum(g, (cap - lo + 1).astype(_float()))  # positions of the group counted
+  steps = jnp.max(jnp.where(rep, last, 0.0), initial=0.0)
+
+  def body(state):
+    p, prob, acc = state
+    on = (ell <= p) & (p <= gg - qq + ell) & (p <= last[..., None]) & (ell <= qq)
+    acc = acc + jnp.where(on, prob / (lo_f - 1 + p), 0.0)
+    move = ell <= p
+    ratio = p * (gg - p - qq + ell) / jnp.maximum((p - ell + 1) * (gg - p), 1.0)
+    prob = jnp.where(move, prob * jnp.maximum(ratio, 0.0), prob)
+    return p + 1, prob, acc
+
+  init = (_float()(1.0), start, jnp.zeros(start.shape, _float()))
+  _, _, acc = lax.while_loop(lambda s: s[0] <= steps, body, init)
+  value = a_prod * jnp.sum(stop_at * acc, axis=-1)
+  return jnp.sum(jnp.where(rep, value, 0.0), axis=-1)
+
+
+def rbp(r, k, o):
+  # RBP = (1 - p) sum_i gain_i p^(rank_i - 1); a tie group spreads p^(rank - 1) evenly over its
+  # window (a, b]: (1 - p) sum_{q=a+1}^{b} p^(q-1) / g = (p^a - p^b) / g. Exact by linearity.
+  lo, hi = positions(r, o.ties)
+  a, b, _ = _window(lo, hi, _cap(r, k))
+  p = o.persistence
+  weight = (jnp.power(p, a.astype(_float())) - jnp.power(p, b.astype(_float()))) / (
+      hi - lo + 1).astype(_float())
+  rel = relevant(r, o)
+  if o.graded:  # grades over the list's largest grade when it is above 1 (trec_eval's rbp)
+    top = jnp.max(jnp.where(r.grades > 0, r.grades, 0.0), axis=-1, keepdims=True, initial=0.0)
+    gains = jnp.where(r.grades > 0, r.grades / jnp.maximum(top, 1.0), 0.0).astype(_float())
+  else:
+    gains = rel.astype(_float())
+  value = jnp.sum(jnp.where(weight > 0, gains * weight, 0.0), axis=-1)
+  return value, ~jnp.any(rel if not o.graded else r.grades > 0, axis=-1)
+
+
+def rbp_residual(r, k, o):
+  # Every position beyond the evaluated depth d = min(k, n) is unknown: p^d of RBP's weight.
+  depth = r.num_items if k is None else jnp.minimum(r.num_items, k)
+  value = jnp.power(o.persistence, depth.astype(_float()))
+  return value, jnp.zeros(r.shape, bool)
+
+
+# name -> formula, the registry compute_ranks dispatches on; filled from the metric table
+# (jaxrank._table, one record per metric), which every layer reads.
+FORMULAS: dict[str, Callable] = {}
 
 
 def finish(value: jax.Array, empty: jax.Array, r: Ranks, o: Options) -> jax.Array:

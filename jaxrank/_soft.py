@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxrank import _checks, _evaluate, _formulas, _ranks, _softrank
+from jaxrank import _checks, _evaluate, _formulas, _ranks, _softrank, _table
 from jaxrank._formulas import Options
 from jaxrank._ranks import Ranks
 
@@ -131,6 +131,9 @@ def _soft_metric(scores, valid, slot_index, ranked, grades, count, temperature, 
 
 
 def _soft(name: str, doc: str):
+  if _table.METRICS[name].soft != "soft_" + name:  # the table names each soft counterpart
+    raise AssertionError(f"the metric table does not list soft_{name} as {name}'s soft form")
+
   def metric(scores: ArrayLike, labels: ArrayLike | None = None, *,
              relevant_ids: ArrayLike | None = None, relevant_grades: ArrayLike | None = None,
              k: int | None = None, where: ArrayLike | None = None, threshold: float = 1,

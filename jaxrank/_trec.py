@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from jaxrank import _checks, _evaluate, _hostrank
+from jaxrank import _checks, _evaluate, _hostrank, _table
 from jaxrank.io import Qrels, Run
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -56,6 +56,11 @@ class Measure:
   per_query: bool = True
   official: bool = False
 
+  def __post_init__(self):
+    # The core metric computing this measure comes from the metric table (its `trec` names).
+    if self.core is None:
+      object.__setattr__(self, "core", _table.TREC.get(self.name))
+
 
 # In trec_eval's own print order (measures.c), restricted to what jaxrank computes.
 MEASURES = {m.name: m for m in [
@@ -68,26 +73,24 @@ MEASURES = {m.name: m for m in [
             official=True),
     Measure("num_rel_ret", "Number of relevant documents retrieved.", summary="sum",
             official=True),
-    Measure("map", "Mean average precision: sum of P@rank over retrieved relevant docs / R.",
-            core="average_precision", official=True),
+    Measure("map", "Mean average precision: sum of P@rank over retrieved relevant docs / R.", official=True),
     Measure("gm_map", "Geometric mean over queries of AP, each AP at least 1e-5.", summary="gm",
-            per_query=False, core="average_precision", official=True),
-    Measure("Rprec", "Precision after R documents retrieved (R = num_rel).", core="r_precision",
+            per_query=False, official=True),
+    Measure("Rprec", "Precision after R documents retrieved (R = num_rel).",
             official=True),
     Measure("bpref", "Binary preference: (1/R) sum over retrieved relevant of 1 - min(judged "
             "nonrel above, R) / min(judged nonrel, R).", official=True),
-    Measure("recip_rank", "Reciprocal rank of the first relevant document (no cutoff).",
-            core="reciprocal_rank", official=True),
+    Measure("recip_rank", "Reciprocal rank of the first relevant document (no cutoff).", official=True),
     Measure("iprec_at_recall", "Interpolated precision at recall levels: max precision at any "
             "rank at or after the round(level * R)-th relevant document (trec_eval 10).",
             params="float", defaults=RECALL_LEVELS, official=True),
     Measure("P", "Precision at cutoffs: relevant in the top k / k.", params="int",
-            defaults=CUTS, core="precision", official=True),
+            defaults=CUTS, official=True),
     Measure("relstring", "The relevance values of the top N documents as a string: 0-9, '>' "
             "above 9, '-' not in the qrels, '.' judged negative (in the pool, unjudged); per "
             "query only.", params="length", defaults=(10,), summary="none"),
     Measure("recall", "Recall at cutoffs: relevant in the top k / R.", params="int",
-            defaults=CUTS, core="recall"),
+            defaults=CUTS),
     Measure("infAP", "Inferred AP (Yilmaz & Aslam) from judged (rel >= 0) and pooled-unjudged "
             "(rel < 0) documents; documents not in the qrels are skipped."),
     Measure("gm_bpref", "Geometric mean over queries of bpref, each at least 1e-5.",
@@ -103,22 +106,20 @@ MEASURES = {m.name: m for m in [
     Measure("G", "Sum over retrieved documents of gain / log2(2 + cost so far - gain so far), "
             "cost = max(ideal gain, 1) per rank, over the total ideal gain (Moffat)."),
     Measure("ndcg", "NDCG, linear gain = grade, 1/log2(rank + 1) discount, ideal from every "
-            "judged grade (not cut by -M; ignores -l).", core="ndcg"),
+            "judged grade (not cut by -M; ignores -l)."),
     Measure("ndcg_rel", "Mean over relevant documents of NDCG at each one's rank (ideal cut "
             "there); relevant documents not retrieved count at the end of the list."),
     Measure("Rndcg", "Mean of NDCG at the R levels: after each positive grade level of the "
             "ideal ranking (and at num_ret when the ideal runs out well before it)."),
-    Measure("ndcg_cut", "NDCG at cutoffs, ideal DCG cut at k.", params="int", defaults=CUTS,
-            core="ndcg"),
+    Measure("ndcg_cut", "NDCG at cutoffs, ideal DCG cut at k.", params="int", defaults=CUTS),
     Measure("map_cut", "AP at cutoffs: relevant retrieved in the top k, still divided by R.",
-            params="int", defaults=CUTS, core="average_precision"),
-    Measure("relative_P", "Relevant in the top k / min(k, R).", params="int", defaults=CUTS,
-            core="recall"),
+            params="int", defaults=CUTS),
+    Measure("relative_P", "Relevant in the top k / min(k, R).", params="int", defaults=CUTS),
     Measure("success", "1 if a relevant document is in the top k, else 0.", params="int",
-            defaults=(1, 5, 10), core="hit_rate"),
-    Measure("set_P", "Relevant retrieved / retrieved.", core="precision"),
+            defaults=(1, 5, 10)),
+    Measure("set_P", "Relevant retrieved / retrieved."),
     Measure("set_relative_P", "Relevant retrieved / min(retrieved, R)."),
-    Measure("set_recall", "Relevant retrieved / R.", core="recall"),
+    Measure("set_recall", "Relevant retrieved / R."),
     Measure("set_map", "set_P * set_recall."),
     Measure("set_F", "(x + 1) P R / (x P + R) of set_P and set_recall, x = the first parameter "
             "(default 1; trec_eval's x is not squared).",

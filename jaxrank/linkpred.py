@@ -46,17 +46,15 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from jaxrank import _checks, _evaluate, _formulas
+from jaxrank import _checks, _evaluate, _formulas, _table
 from jaxrank._ranks import Ranks, as_scores, from_candidates
 
 TIES = ("realistic", "average", "optimistic", "pessimistic")
 NUM_OPTIONS = ("all", "finite")
-_CORE_NAMES = {"hits_at_k": "hit_rate", "reciprocal_rank": "reciprocal_rank",
-               "mean_rank": "mean_rank", "ndcg_at_k": "ndcg"}
-ALIASES = {"hits": "hits_at_k", "hits_at_k": "hits_at_k", "hr": "hits_at_k",
-           "mrr": "reciprocal_rank", "rr": "reciprocal_rank", "reciprocal_rank": "reciprocal_rank",
-           "mr": "mean_rank", "mean_rank": "mean_rank", "ndcg": "ndcg_at_k",
-           "ndcg_at_k": "ndcg_at_k"}
+# From the metric table: linkpred's name -> the core metric, and every name of those metrics.
+_CORE_NAMES = _table.LINKPRED
+ALIASES = {name: own for own, core in _CORE_NAMES.items()
+           for name in (own, core, *_table.METRICS[core].aliases)}
 
 __all__ = [
     "NUM_OPTIONS", "TIES", "adjusted_hits_at_k", "adjusted_mean_rank", "adjusted_mean_rank_index",

@@ -20,7 +20,7 @@ def log2_discount(rank):
 
 def metric_of_order(name, ranked_grades, all_grades, *, k=None, threshold=1.0, gain="linear",
                     discount=log2_discount, ap_denominator="all", precision_denominator="k",
-                    beta=1.0, n=None):
+                    beta=1.0, n=None, max_grade=4.0, persistence=0.8, graded=False):
   """One metric for one strict ordering. ``ranked_grades``: grades in rank order (retrieved items);
   ``all_grades``: grades of every judged item of the list (retrieved or not).
   Returns (value, empty)."""
@@ -75,6 +75,21 @@ def metric_of_order(name, ranked_grades, all_grades, *, k=None, threshold=1.0, g
     ideal = sorted((g for g in all_grades if g > 0), reverse=True)[:k]
     idcg = sum(gain_fn(g) * discount(i + 1) for i, g in enumerate(ideal))
     return (d / idcg if idcg > 0 else 0.0), idcg == 0
+  if name == "err":  # the cascade, item by item (Chapelle et al. 2009)
+    value, go_on = 0.0, 1.0
+    for i, g in enumerate(ranked_grades[:cut]):
+      stop = min(max((2.0**g - 1.0) / 2.0**max_grade, 0.0), 1.0) if g > 0 else 0.0
+      value += go_on * stop / (i + 1)
+      go_on *= 1.0 - stop
+    return value, not any(g > 0 for g in all_grades)
+  if name == "rbp":
+    top = max([g for g in all_grades if g > 0], default=0.0)
+    gains = [(g / max(top, 1.0) if g > 0 else 0.0) if graded else float(r)
+             for g, r in zip(ranked_grades, rel)]
+    value = (1 - persistence) * sum(x * persistence**i for i, x in enumerate(gains[:cut]))
+    return value, (not any(g > 0 for g in all_grades)) if graded else big_r == 0
+  if name == "rbp_residual":
+    return persistence**cut, False
   raise KeyError(name)
 
 

@@ -8,10 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxrank
+from metric_table import HIGHER_IS_BETTER, NAMES, options_for
 
-METRICS = ["precision", "recall", "fbeta", "hit_rate", "reciprocal_rank", "average_precision",
-           "average_recall", "dcg", "ndcg", "r_precision", "mean_rank"]
-HIGHER_IS_BETTER = [m for m in METRICS if m != "mean_rank"]
+METRICS = NAMES
 NORMALISED = [m for m in METRICS if m not in ("dcg", "mean_rank")]
 
 
@@ -72,7 +71,7 @@ def test_optimistic_average_pessimistic_order(data, name, k):
 def test_cutoff_at_or_beyond_n_equals_uncut(data, name, extra):
   scores, labels, where, _ = data
   f = getattr(jaxrank, name)
-  kw = dict(where=where, precision_denominator="min_k_n")
+  kw = options_for(name, dict(where=where, precision_denominator="min_k_n"))
   full = np.asarray(f(scores, labels, **kw))
   cut = np.asarray(f(scores, labels, k=scores.shape[1] + extra, **kw))
   np.testing.assert_allclose(full, cut, rtol=1e-5, atol=1e-6)
