@@ -446,8 +446,10 @@ def _cut_slot_ranks(scores, valid, num_items, slot_ok, slot_index, *, ties, cut,
   bits = jnp.where(keys < 0, (-keys) | np.int32(np.iinfo(np.int32).min), keys)
   values = jnp.where(keys > _NAN_KEY, lax.bitcast_convert_type(bits, jnp.float32), -jnp.inf)
   # Behind a barrier: XLA's CPU backend turns a top_k whose values are sliced into a full sort
-  # (40x slower at 1,000 x 1,000, k = 10).
-  top, top_index = lax.optimization_barrier(lax.top_k(values, cut))
+  # (40x slower at 1,000 x 1,000, k = 10). The barrier takes the two outputs, not the top_k
+  # itself: XLA's TopkDecomposer crashes on a top_k whose user is a barrier (multi-device CPU).
+  top, top_index = lax.top_k(values, cut)
+  top, top_index = lax.optimization_barrier((top, top_index))
   reach = (top[..., -1] > -jnp.inf)[..., None]  # the list has cut items above -inf
   q = slot_keys
   out = jnp.int32(size + 1)
