@@ -27,13 +27,6 @@ def bucket(n: int, minimum: int = 1) -> int:
 
 # Padded [lists, slots] elements per kernel call: bounds the memory of a chunk whatever the number
 # of relevant documents of its lists; small batches are padded up to it (few distinct shapes).
-def fine_bucket(n: int, minimum: int = 1) -> int:
-  """The next of 1, 2, 3, 4, 6, 8, 12, 16, 24, ... (powers of two and 1.5 times them) >=
-  ``max(n, minimum)``: at most a third of padding, twice as many shapes as :func:`bucket`."""
-  b = bucket(n, minimum)
-  return b * 3 // 4 if b >= 4 and b * 3 // 4 >= max(int(n), int(minimum)) else b
-
-
 ELEMENTS = 1 << 20
 MIN_ELEMENTS = 1 << 12
 
@@ -120,7 +113,7 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
   outs: list[list[np.ndarray]] = [[] for _ in specs]
   for lo_list, hi_list in spans(np.maximum(slots, 8), ELEMENTS, chunk):
     rows = hi_list - lo_list
-    nslots = fine_bucket(int(slots[lo_list:hi_list].max()), 8)
+    nslots = _ranks.bucket(max(int(slots[lo_list:hi_list].max()), 8))
     nb = bucket(rows, max(1, MIN_ELEMENTS // nslots))
     size = bucket(int(length[lo_list:hi_list].max()), 16)
     a, b = rel_first[lo_list], rel_first[hi_list]

@@ -482,15 +482,16 @@ def _cut_slot_ranks(scores, valid, num_items, slot_ok, slot_index, *, ties, cut,
 # Public constructors, one per input form.
 
 
-def _bucket(count: int, cap: int) -> int:
-  """Rounds a slot count up to 1, 2, 3, 4, 6, 8, 12, 16, 24, ... (at most 1.5x), capped at ``cap``.
+def bucket(count: int, cap: int | None = None) -> int:
+  """Rounds a count up to 1, 2, 3, 4, 6, 8, 12, 16, 24, ... (at most 1.5x), capped at ``cap``.
 
-  Few distinct slot counts means few compilations for a stream of differently sized inputs.
+  Few distinct slot counts means few compilations for a stream of differently sized inputs
+  (the rank core's slots here; the host paths' padded shapes in :mod:`jaxrank._hostrank`).
   """
   b = 1
   while b < count:
     b = b + max(1, b // 2) if b & (b - 1) == 0 else b * 4 // 3
-  return max(1, min(b, cap))
+  return max(1, b if cap is None else min(b, cap))
 
 
 def _check_ties_args(ties, method, tie_key, shape):
@@ -595,7 +596,7 @@ def slot_count(labels: jax.Array, valid: jax.Array | None,
     most, *bad = (int(v) for v in np.asarray(_label_summary(labels, valid)))  # one transfer
     _checks.raise_label_error("labels", labels, *(bool(v) for v in bad))
   if max_relevant is None:
-    return (n if most is None else _bucket(most, n)), most is not None
+    return (n if most is None else bucket(most, n)), most is not None
   max_relevant = _checks.check_k(max_relevant, "max_relevant")
   if most is not None and most > max_relevant:
     raise ValueError(f"max_relevant={max_relevant} is smaller than the largest number of "

@@ -417,7 +417,7 @@ def _as_flat(scores, labels, where):
   return (len(srows),), lists, pos, pos, cat(srows), cat(lrows).astype(np.float64)
 
 
-def _rectangular_values(scores, labels, where, *, specs, options, ties):
+def _rectangular_values(scores, labels, where, *, specs, options):
   """Metrics of ``[..., n]`` NumPy/JAX arrays of float or int scores whose order float32 or
   float64 keys hold exactly, straight through the dense kernel (no flattening); None sends any
   other input (lists, objects, huge ints, subnormals, bad labels...) to the general path."""
@@ -450,7 +450,7 @@ def _rectangular_values(scores, labels, where, *, specs, options, ties):
   most = int(np.count_nonzero(positive, axis=-1).max())
   if most > _KERNEL_MAX_SLOTS:  # many relevant items: host ranks in O(n log r) are faster
     return None
-  m = _hostrank.fine_bucket(most, 8) if most < n else n
+  m = _ranks.bucket(max(most, 8), n)
   rows = s.shape[0]
   outs: list[list[np.ndarray]] = [[] for _ in specs]
   for a, b, size in _hostrank.row_calls(rows, max(1, _ITEMS_PER_CALL // max(n, m * 32))):
@@ -458,18 +458,17 @@ def _rectangular_values(scores, labels, where, *, specs, options, ties):
     mask = np.ones((b - a, n), bool) if valid is None else valid.reshape(-1, n)[a:b]
     with jax.enable_x64(True):  # float64 formulas, as on every NumPy path
       values = _dense_kernel(np.pad(s[a:b], pad), np.pad(y[a:b], pad), np.pad(mask, pad),
-                             specs=specs, options=options, m=min(m, n),
-                             ties="first" if ties == "first" else "average")
+                             specs=specs, options=options, m=min(m, n))
       for acc, v in zip(outs, values):
         acc.append(np.asarray(v, np.float64)[:b - a])
   return [np.concatenate(acc) for acc in outs]
 
 
-@functools.partial(jax.jit, static_argnames=("specs", "options", "m", "ties"))
-def _dense_kernel(scores, labels, valid, *, specs, options, m, ties):
-  """The metrics of padded dense lists (padding rows all invalid), one compiled call per shape."""
-  ranks = _ranks.from_dense(scores, labels, valid, ties=ties, max_relevant=m)
-  return _evaluate.compute(ranks, None, specs, options)
+@functools.partial(jax.jit, static_argnames=("specs", "options", "m"))
+def _dense_kernel(scores, labels, valid, *, specs, options, m):
+  """The metrics of padded dense lists (padding rows all invalid), one compiled call per shape:
+  the rank core's dense entry point (ranks and formulas fused, cut at the largest cutoff)."""
+  return _evaluate.compute(scores, labels, specs, options, where=valid, max_relevant=m)
 
 
 def _check_grades(lead, lists, index, grades, what: str) -> None:
@@ -521,7 +520,7 @@ def evaluate(scores: ArrayLike | Sequence[Sequence[float]],
   options = _options(ties, threshold=threshold, gain=gain, discount=discount, empty=empty,
                      ap_denominator=ap_denominator, precision_denominator=precision_denominator,
                      beta=beta)
-  values = _rectangular_values(scores, labels, where, specs=specs, options=options, ties=ties)
+  values = _rectangular_values(scores, labels, where, specs=specs, options=options)
   if values is not None:
     lead = np.shape(scores)[:-1]
     return {name: _reduce(v.reshape(lead), reduce, empty) for name, v in zip(names, values)}
@@ -961,8 +960,7 @@ def _array_ranked_values(rec, rel, grades, *, specs, options) -> list[np.ndarray
     if grades.dtype.kind not in "iuf" or not np.all((grades >= 0) & (grades <= _checks.MAX_GRADE)):
       return None  # (NaN fails the test too)
     grades = grades.astype(np.float32)
-  users, k, r = rec.shape[0], _hostrank.fine_bucket(rec.shape[1]), _hostrank.fine_bucket(
-      rel.shape[1])
+  users, k, r = rec.shape[0], _ranks.bucket(rec.shape[1]), _ranks.bucket(rel.shape[1])
   rec = np.pad(rec, ((0, 0), (0, k - rec.shape[1])), constant_values=-1)
   rel = np.pad(rel, ((0, 0), (0, r - rel.shape[1])), constant_values=-1)
   grades = np.pad(grades, ((0, 0), (0, r - grades.shape[1])))
