@@ -295,10 +295,14 @@ def _order_keys(score: np.ndarray, float32: bool) -> np.ndarray:
     return score.astype(np.int64)
   with np.errstate(over="ignore"):
     s = score.astype(np.float32 if float32 else np.float64)
+  s += 0.0  # -0.0 becomes +0.0, which it equals
   bits = s.view(np.int32 if float32 else np.int64).astype(np.int64)
-  magnitude = bits & np.int64(np.iinfo(np.int32 if float32 else np.int64).max)
-  keys = np.where(bits < 0, -magnitude, magnitude)
-  keys[np.isnan(s)] = np.iinfo(np.int64).min + 1  # below -inf's key; -keys cannot overflow
+  # Negative floats' bits order backwards: flipping their magnitude bits makes the integer
+  # order the float order.
+  keys = bits ^ ((bits >> 63) & np.int64(np.iinfo(np.int32 if float32 else np.int64).max))
+  nan = np.isnan(s)
+  if nan.any():
+    keys[nan] = np.iinfo(np.int64).min + 1  # below -inf's key; -keys cannot overflow
   return keys
 
 
@@ -415,7 +419,10 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   jq = remap[qrels.qid_codes]
   rq = remap[run_q][run.qid_codes]
   rows = rq >= 0
-  rq, rdoc, rscore = rq[rows], run.docid_codes[rows].astype(np.int64), run.score[rows]
+  if rows.all():  # the usual case: every run query is judged (no 10M-row copies)
+    rq, rdoc, rscore = rq, run.docid_codes, run.score
+  else:
+    rq, rdoc, rscore = rq[rows], run.docid_codes[rows], run.score[rows]
   jrows = jq >= 0
   jq, jrel = jq[jrows], qrels.rel[jrows]
 

@@ -53,6 +53,7 @@ The DataFrame adapters (:func:`run_from_frame`, :func:`qrels_from_frame`, :func:
 from __future__ import annotations
 
 import codecs
+import contextlib
 import os
 import re
 import sys
@@ -922,11 +923,13 @@ def _last_line_end(buf: np.ndarray, lo: int, end: int) -> int:
   return lo
 
 
-def _blocks(f: Any, name: str) -> Iterator[tuple[np.ndarray, int, int]]:
+def _blocks(f: Any, name: str, buffers: int = 1) -> Iterator[tuple[np.ndarray, int, int]]:
   """The content in blocks of whole lines, ``(buffer, lo, hi)``: lines ``buffer[lo:hi]``, the
-  byte after them readable (zero padding at the end). One buffer of about 2 MB is reused (a
-  line longer than a block grows it); a UTF-8 BOM at the start is skipped."""
-  buf = np.zeros(2 * _BLOCK + _PAD, np.uint8)
+  byte after them readable (zero padding at the end). ``buffers`` buffers of about 2 MB are
+  used in turn, so a block stays valid until ``buffers - 1`` more were read (a line longer than
+  a block grows its buffer); a UTF-8 BOM at the start is skipped."""
+  pool = [np.zeros(2 * _BLOCK + _PAD, np.uint8) for _ in range(buffers)]
+  buf, turn = pool[0], 0
   carry, first, eof = 0, True, False
   while not eof:
     if buf.size < carry + _BLOCK + _PAD:  # a long line: a larger buffer
@@ -944,10 +947,19 @@ def _blocks(f: Any, name: str) -> Iterator[tuple[np.ndarray, int, int]]:
       first = False
       lo = 3 if bytes(buf[:3]) == codecs.BOM_UTF8 and end >= 3 else 0
     hi = end if eof else _last_line_end(buf, lo, end)
-    if hi > lo:
+    yielded = hi > lo
+    if yielded:
       yield buf, lo, hi
     carry = end - hi
-    buf[:carry] = buf[hi:end].copy()
+    if buffers > 1 and yielded:  # the next buffer: this one's block may still be in use
+      turn = (turn + 1) % buffers
+      nxt = pool[turn]
+      if nxt.size < carry + _BLOCK + _PAD:
+        nxt = pool[turn] = np.zeros(2 * (carry + _BLOCK) + _PAD, np.uint8)
+      nxt[:carry] = buf[hi:end]
+      buf = nxt
+    else:
+      buf[:carry] = buf[hi:end].copy()
 
 
 def _line_ends(c: np.ndarray, after: int) -> np.ndarray:
@@ -1240,7 +1252,7 @@ class _Block:
   number of line ends in the block."""
 
   __slots__ = ("buf", "win", "n", "lines", "q_start", "q_len", "q_hash", "d_start", "d_len",
-               "d_hash", "ints", "floats", "nlines")
+               "d_hash", "ints", "floats", "nlines", "nbytes")
 
   def tag(self, row: int) -> str:
     """The run tag (6th field) of row ``row``'s line."""
@@ -1345,6 +1357,7 @@ def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: _Format, name: str,
     raise TrecFormatError(f"{name}:{line0 + at + 1}: {message}")
   b = _Block()
   b.buf, b.win, b.n, b.lines, b.nlines = buf, win, lines.size, lines, int(eol.size)
+  b.nbytes = hi - lo
   b.ints, b.floats = ints, floats
   for key, field in (("q", 0), ("d", 2)):
     s, n = starts[field], ends[field] - starts[field]
@@ -1417,6 +1430,67 @@ class _Builder:
                  rel=self.ints.view())
 
 
+_PIPELINE = 8 * _BLOCK  # inputs at least this large are split in a second thread
+
+
+def _split_blocks(f: Any, name: str, fmt: _Format, *,
+                  threaded: bool) -> Iterator[tuple[_Block, int]]:
+  """The content's blocks split into rows (:func:`_split_block`), with the number of lines
+  before each. ``threaded``: a second thread reads and splits the next block while the caller
+  codes this one (NumPy releases the GIL in both, so two cores overlap them); errors reach the
+  caller in order, at the block they belong to."""
+  def split() -> Iterator[tuple[_Block, int]]:
+    line = 0
+    for buf, lo, hi in _blocks(f, name, buffers=4 if threaded else 1):
+      b = _split_block(buf, lo, hi, fmt, name, line)
+      yield b, line
+      line += b.nlines
+
+  if not threaded:
+    yield from split()
+    return
+  import queue
+  import threading
+  # At most two blocks wait, one is split and one coded: the four buffers are never reused early.
+  ready: queue.Queue = queue.Queue(maxsize=1)
+  stop = threading.Event()
+
+  def produce() -> None:
+    try:
+      for item in split():
+        while not stop.is_set():
+          try:
+            ready.put((item, None), timeout=0.1)
+            break
+          except queue.Full:
+            continue
+        if stop.is_set():
+          return
+    except BaseException as e:  # noqa: BLE001 - handed to the consumer, raised there
+      ready.put((None, e))
+      return
+    ready.put((None, None))
+
+  worker = threading.Thread(target=produce, name="jaxrank-trec-reader", daemon=True)
+  worker.start()
+  try:
+    while True:
+      item, error = ready.get()
+      if error is not None:
+        raise error
+      if item is None:
+        return
+      yield item
+  finally:
+    stop.set()
+    while worker.is_alive():  # let a producer blocked on a full queue see the stop
+      try:
+        ready.get_nowait()
+      except queue.Empty:
+        pass
+      worker.join(0.05)
+
+
 def _size_of(f: Any) -> int | None:
   try:
     return os.fstat(f.fileno()).st_size if f.seekable() and not hasattr(f, "mtime") else None
@@ -1431,12 +1505,13 @@ def _read(path: PathLike | bytes, name: str | None, fmt: _Format) -> _Builder:
     if size is None and isinstance(f, BytesIO):
       size = len(f.getbuffer())
     rows = (size + 1) // (2 * fmt.min) + 1 if size is not None else 1 << 20  # an upper bound
-    builder, line = _Builder(fmt, rows), 0
-    for buf, lo, hi in _blocks(f, name):
-      b = _split_block(buf, lo, hi, fmt, name, line)
-      expected = rows if size is None else max(1024, int(b.n * size / max(hi - lo, 1) * 1.1))
-      builder.add(b, 0, b.n, line, min(expected, rows))
-      line += b.nlines
+    builder = _Builder(fmt, rows)
+    blocks = _split_blocks(f, name, fmt, threaded=size is None or size >= _PIPELINE)
+    with contextlib.closing(blocks):  # an error here stops the reading thread at once
+      for b, line in blocks:
+        expected = rows if size is None else max(
+            1024, int(b.n * size / max(b.nbytes, 1) * 1.1))
+        builder.add(b, 0, b.n, line, min(expected, rows))
     return builder
   finally:
     if close is not None:
@@ -1532,10 +1607,12 @@ def _chunks(f: Any, name: str, close: Any, max_lines: int) -> Iterator[Run]:
     seen.update(qids)
     return run
 
-  try:
-    builder, line, hint = _Builder(_RUN, max_lines + 1024, lines=True), 0, max_lines
-    for buf, lo, hi in _blocks(f, name):
-      b = _split_block(buf, lo, hi, _RUN, name, line)
+  with contextlib.ExitStack() as stack:
+    if close is not None:
+      stack.callback(close)
+    builder, hint = _Builder(_RUN, max_lines + 1024, lines=True), max_lines
+    blocks = stack.enter_context(contextlib.closing(_split_blocks(f, name, _RUN, threaded=True)))
+    for b, line in blocks:
       pos = 0
       while pos < b.n:
         if len(builder) < max_lines:  # fill up to max_lines
@@ -1551,12 +1628,8 @@ def _chunks(f: Any, name: str, close: Any, max_lines: int) -> Iterator[Run]:
         if change.size:
           yield emit(builder)
           builder = _Builder(_RUN, max_lines + 1024, lines=True)
-      line += b.nlines
     if len(builder):
       yield emit(builder)
-  finally:
-    if close is not None:
-      close()
 
 
 # ----------------------------------------------------------------------------------------------

@@ -221,9 +221,12 @@ def test_ids_factorize_index_and_sort_like_python(a, b):
   assert va.bytes_array().tolist() == key
 
 
+@pytest.mark.parametrize("threaded", [False, True])
 @pytest.mark.parametrize("block", [16, 100, 4096])
-def test_many_blocks_read_like_one(monkeypatch, block):
-  """Lines cross block boundaries; ids repeat across blocks; long ids; CRLF split by a block."""
+def test_many_blocks_read_like_one(monkeypatch, block, threaded):
+  """Lines cross block boundaries; ids repeat across blocks; long ids; CRLF split by a block;
+  blocks split in a second thread (large inputs) or in the caller's."""
+  monkeypatch.setattr(io, "_PIPELINE", 0 if threaded else 1 << 62)
   rng = np.random.default_rng(block)
   lines = []
   for i in range(600):
@@ -239,6 +242,28 @@ def test_many_blocks_read_like_one(monkeypatch, block):
   assert blocks.docid_vocab.tolist() == whole.docid_vocab.tolist()
   want = [(q, d, int(r), float(s)) for q, _, d, r, s, _ in (x.split() for x in lines)]
   assert [(q.decode(), d.decode(), r, s) for q, d, r, s in _rows(whole)] == want
+
+
+@pytest.mark.parametrize("where", ["first", "late", "last"])
+def test_reading_thread_reports_errors_in_order_and_stops(monkeypatch, where):
+  """A bad line found by the splitting thread is raised at its block, with its line number,
+  after every earlier block was read; the thread is gone once the error is raised (also when
+  the caller abandons the chunks half way)."""
+  import threading
+  monkeypatch.setattr(io, "_PIPELINE", 0)
+  monkeypatch.setattr(io, "_BLOCK", 64)
+  lines = [f"q{i // 10} Q0 d{i} {i} {i / 7:.4f} t\n" for i in range(300)]
+  bad = {"first": 0, "late": 200, "last": 299}[where]
+  lines[bad] = f"q{bad // 10} Q0 d{bad} {bad} x t\n"
+  before = threading.active_count()
+  with pytest.raises(io.TrecFormatError, match=rf"<bytes>:{bad + 1}: the score .*'x'"):
+    io.read_run("".join(lines).encode())
+  assert threading.active_count() == before
+  good = "".join(lines[:bad] + lines[bad + 1:]).encode()
+  chunks = io.iter_run_chunks(good, max_lines=20)
+  next(chunks)
+  chunks.close()
+  assert threading.active_count() == before
 
 
 def test_hash_collisions_cost_time_not_correctness(monkeypatch):
