@@ -397,28 +397,77 @@ _NEG_INF_KEY = -0x7F800000  # sort_keys of float32 -inf
 
 
 def cut_applies(dtype, n: int, cut: int | None, slots: int, *, ties: str, tie_key,
-                method: str) -> bool:
+                method: str, masked: bool = True) -> bool:
   """Whether :func:`dense_ranks` takes the cut path for these (static) arguments.
 
   Only for ``method="auto"``, a ``cut`` shorter than the list, a score dtype that float32 holds
   exactly, no ``tie_key`` (whose order one ``top_k`` cannot follow), and enough slots per list
-  that counting costs more than the ``top_k``. On a 2-core CPU (cut 10) the two broke even near
-  48-96 slots at 1,000 x 1,000 and 100 x 10,000, but at 10,000 x 1,000 with 96 slots counting
-  was faster (106 vs 148 ms): the cut path is taken from 128 slots (``ties="first"``, whose
-  count is 1.5x slower: 48), where it was 2-6x faster, and under ``jit`` without
-  ``max_relevant`` (one slot per item). On accelerators, where counting is bandwidth-bound and
-  ``top_k`` is not (on an H100 a ``top_k`` cost about as much as counting 100-200 slots,
-  DESIGN.md), it is taken from 256 slots; that threshold is not measured yet.
+  that counting (``slots x n`` compares) costs more than the ``top_k``. Measured on a 2-core CPU
+  (cut 10, bench/RESULTS.md): unmasked float32 scores with averaged ties, whose cut path is one
+  ``top_k`` of the scores (:func:`_cut_slot_ranks_plain`), broke even near ``slots x n = 64,000``
+  (64 slots of 1,000 items, 8 of 10,000); the keyed path (a mask, other dtypes, other tie
+  policies) near 128 slots, ``ties="first"`` (whose count is 1.5x slower) near 48. Under ``jit``
+  without ``max_relevant`` (one slot per item) it is always taken. On accelerators, where
+  counting is bandwidth-bound and ``top_k`` is not (on an H100 a ``top_k`` cost about as much as
+  counting 100-200 slots, DESIGN.md), it is taken from 256 slots; that threshold is not measured
+  yet.
   """
-  if jax.default_backend() == "cpu":
-    enough = slots >= (48 if ties == "first" else 128)
-  else:
+  if jax.default_backend() != "cpu":
     enough = slots >= 256
+  elif ties == "first":
+    enough = slots >= 48
+  elif not masked and np.dtype(dtype) == np.float32:
+    enough = slots >= 8 and slots * n >= 64_000
+  else:
+    enough = slots >= 128
   return (cut is not None and cut < n and method == "auto" and tie_key is None and enough
           and np.dtype(dtype) in _CUT_DTYPES)
 
 
 def _cut_slot_ranks(scores, valid, num_items, slot_ok, slot_index, *, ties, cut, size):
+  """lo/hi of each slot whose item can reach the top ``cut``; the others get ``size + 1``.
+
+  Unmasked float32 scores with averaged ties take :func:`_cut_slot_ranks_plain` (one ``top_k``
+  of the scores as they are, no pass over the list) unless a NaN, a zero or ``-inf`` reaches
+  their top ``cut + 1``; everything else takes :func:`_cut_slot_ranks_keyed`.
+  """
+  keyed = functools.partial(_cut_slot_ranks_keyed, scores, valid, num_items, slot_ok,
+                            slot_index, ties=ties, cut=cut, size=size)
+  if ties == "first" or valid is not None or scores.dtype != jnp.float32:
+    return keyed()
+  # XLA's CPU top_k orders float32 by their bits (see _beyond._top_k_of_bits): the value order
+  # except -0.0 below 0.0 and NaN above inf. With no zero, NaN or -inf among a list's top
+  # cut + 1 values, its top cut is exact and every list has cut items above -inf.
+  values, top_index = lax.top_k(scores, cut + 1)
+  values, top_index = lax.optimization_barrier((values, top_index))  # see the keyed path
+  suspect = jnp.any(jnp.isnan(values) | (values == 0) | (values == -jnp.inf))
+  return lax.cond(suspect, keyed, lambda: _cut_slot_ranks_plain(
+      scores, values, slot_ok, slot_index, cut=cut, size=size))
+
+
+def _cut_slot_ranks_plain(scores, values, slot_ok, slot_index, *, cut, size):
+  """The cut path from the top ``cut + 1`` float32 ``values`` of lists without NaN, zero or
+  -inf there: T is the cut-th value, a slot scored above T counts the top values above / at or
+  above it, a slot scored T adds the items scored T beyond the top cut, which exist only if the
+  (cut + 1)-th value is T (then one pass over the lists that need it counts them), and a slot
+  scored below T is unranked."""
+  top = values[..., :cut]
+  top_keys = sort_keys(top, None)
+  bound = top_keys[..., -1:]
+  q = sort_keys(jnp.take_along_axis(scores, slot_index, axis=-1), None)
+  above = jnp.sum(top_keys[..., None, :] > q[..., :, None], axis=-1, dtype=jnp.int32)
+  at = jnp.sum(top_keys[..., None, :] >= q[..., :, None], axis=-1, dtype=jnp.int32)
+  in_top = jnp.sum(top_keys == bound, axis=-1, dtype=jnp.int32)[..., None]
+  straddle = values[..., cut] == values[..., cut - 1]
+  tied = lax.cond(jnp.any(straddle), lambda: jnp.sum(
+      sort_keys(scores, None) == bound, axis=-1, dtype=jnp.int32)[..., None], lambda: in_top)
+  ge = jnp.where(q == bound, above + tied, at)
+  ok = slot_ok & (q >= bound)
+  out = jnp.int32(size + 1)
+  return jnp.where(ok, above + 1, out), jnp.where(ok, ge, out)
+
+
+def _cut_slot_ranks_keyed(scores, valid, num_items, slot_ok, slot_index, *, ties, cut, size):
   r"""lo/hi of each slot whose item can reach the top ``cut``; the others get ``size + 1``.
 
   With :math:`T` the ``cut``-th largest key of a list (one ``top_k`` of the float32 scores), every
@@ -575,7 +624,7 @@ def dense_arguments(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | Non
   tie_key = _check_ties_args(ties, method, tie_key, scores.shape)
   m, checked = slot_count(labels, valid, max_relevant)
   if not cut_applies(scores.dtype, scores.shape[-1], cut, m, ties=ties, tie_key=tie_key,
-                     method=method):
+                     method=method, masked=valid is not None):
     cut = None
   return ((scores, labels, valid, tie_key),
           dict(ties=ties, m=m, method=method, cut=cut, checked=checked))

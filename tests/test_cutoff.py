@@ -70,6 +70,41 @@ def test_cut_ranks_give_the_full_values(seed, dtype, levels, cut, ties, variant)
     np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-7, err_msg=f"{name}@{k}")
 
 
+@settings(settings.get_profile("cutoff"))
+@given(seed=st.integers(0, 2**31 - 1), levels=st.integers(2, 40),
+       cut=st.sampled_from([1, 3, N - 1]), dirty=st.booleans())
+def test_unmasked_float32_cut_gives_the_full_values(seed, levels, cut, dirty):
+  """The plain cut path (unmasked float32, a top_k of the scores as they are): ties straddling
+  the cut or not; with ``dirty`` some lists hold NaN, zeros or -inf, which the keyed path
+  takes over."""
+  rng = np.random.default_rng(seed)
+  scores = rng.integers(1, levels + 1, (LISTS, N)).astype(np.float32) / 8 - levels / 16
+  scores[scores == 0] = 0.5
+  if dirty:
+    scores[rng.random(scores.shape) < 0.1] = rng.choice([np.nan, 0.0, -0.0, -np.inf])
+  labels = jnp.asarray(rng.integers(0, 4, (LISTS, N)) * (rng.random((LISTS, N)) < 0.5))
+  options = _evaluate.make_options()
+  specs = tuple((name, k) for name in NAMES for k in sorted({1, cut}))
+  full = _values(jnp.asarray(scores), labels, None, ties="average", cut=None, specs=specs,
+                 options=options)
+  fast = _values(jnp.asarray(scores), labels, None, ties="average", cut=cut, specs=specs,
+                 options=options)
+  for (name, k), a, b in zip(specs, fast, full):
+    np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-7, err_msg=f"{name}@{k}")
+  if not dirty:  # the plain path itself gives the bounds the full count gives, where exact
+    positive = labels > 0
+    index, ok = _ranks.relevant_slots(positive, N)
+    values = jax.lax.top_k(jnp.asarray(scores), cut + 1)[0]
+    lo, hi = _ranks._cut_slot_ranks_plain(jnp.asarray(scores), values, ok, index, cut=cut,
+                                          size=N)
+    r = jaxrank.from_dense(scores, labels, max_relevant=N)
+    reach = np.asarray(lo) <= N
+    assert reach.any() or cut < 3
+    np.testing.assert_array_equal(np.asarray(lo)[reach], np.asarray(r.lo)[reach])
+    np.testing.assert_array_equal(np.asarray(hi)[reach], np.asarray(r.hi)[reach])
+    assert (np.asarray(r.lo)[~reach & np.asarray(ok)] > cut).all()
+
+
 def test_ties_straddling_the_cut():
   # cut 3 falls inside the tie group of ranks 2-5; relevant items inside and outside it
   scores = jnp.array([[9.0, 5.0, 5.0, 5.0, 5.0, 1.0, 0.0, -1.0]])
