@@ -326,6 +326,9 @@ def check_level(threshold) -> float | int:
 
 def _duplicates(q: np.ndarray, doc: np.ndarray, kept: np.ndarray, qv, doc_name, n_docs: int,
                 what: str) -> None:
+  again = np.bincount(doc, minlength=n_docs)[doc] > 1  # only documents listed twice anywhere
+  if not again.all():
+    q, doc = q[again], doc[again]
   found = _hostrank.first_duplicate(q, doc, n_docs)
   if found is not None:
     raise ValueError(f"{what}: query {qv[int(kept[found[0]])]!r} lists document "
@@ -342,9 +345,12 @@ def _ranked_order(rq: np.ndarray, keys: np.ndarray, rdoc: np.ndarray, rv, nq: in
   sorted within each query (many small sorts), and only documents that tie get their ids
   compared: a run without ties never orders its ids.
   """
-  by_query = np.argsort(rq, kind="stable")
-  order = by_query[_hostrank.order_within(rq[by_query], -keys[by_query], nq,
-                                          stable=ties == "first")]
+  if rq.size and np.all(rq[1:] >= rq[:-1]):  # already grouped in query order (the usual file)
+    order = _hostrank.order_within(rq, -keys, nq, stable=ties == "first")
+  else:
+    by_query = np.argsort(rq, kind="stable")
+    order = by_query[_hostrank.order_within(rq[by_query], -keys[by_query], nq,
+                                            stable=ties == "first")]
   if ties != "trec" or order.size < 2:
     return order
   q, k = rq[order], keys[order]
