@@ -40,6 +40,8 @@ def parse_metric(name: str) -> tuple[str, int | None]:
   cut = match.group(2)
   if cut is None:
     return base, None
+  if not _table.METRICS[base].cutoff:
+    raise ValueError(f"metric {name!r}: {base} takes no cutoff (as trec_eval and ir_measures)")
   if not re.fullmatch(r"[0-9]+", cut) or int(cut) <= 0:
     raise ValueError(f"metric {name!r}: the cutoff after '@' must be a positive integer, "
                      f"got {cut!r}")
@@ -72,9 +74,10 @@ def as_ranks(scores: Any, labels: Any, *, where, tie_key, ties, max_relevant, me
                             tie_key=tie_key, max_relevant=max_relevant, method=method, cut=None)
 
 
-def ranks_given(ranks: Ranks, labels, *, where, tie_key, max_relevant) -> Ranks:
+def ranks_given(ranks: Ranks, labels, *, where, tie_key, max_relevant, judged=None) -> Ranks:
   """A :class:`Ranks` passed as scores, checked to come without what it already holds."""
-  extra = {"labels": labels, "where": where, "tie_key": tie_key, "max_relevant": max_relevant}
+  extra = {"labels": labels, "where": where, "tie_key": tie_key, "max_relevant": max_relevant,
+           "judged": judged}
   given = [name for name, value in extra.items() if value is not None]
   if given:
     raise ValueError(f"{', '.join(given)} must be None when a Ranks is passed (the Ranks "
@@ -113,29 +116,31 @@ def compute_ranks(ranks: Ranks, *, specs: tuple[tuple[str, int | None], ...],
 
 
 @functools.partial(jax.jit, static_argnames=("specs", "options", "ties", "m", "method", "cut",
-                                             "checked"))
-def _dense_values(scores, labels, valid, tie_key, *, specs, options, ties, m, method, cut,
-                  checked):
+                                             "checked", "z"))
+def _dense_values(scores, labels, valid, tie_key, judged, *, specs, options, ties, m, method,
+                  cut, checked, z=0):
   """Ranks of dense input and the formulas in one jitted call (one dispatch, fused)."""
-  ranks = _ranks.ranks_of_dense(scores, labels, valid, tie_key, ties=ties, m=m, method=method,
-                                cut=cut, checked=checked)
+  ranks = _ranks.ranks_of_dense(scores, labels, valid, tie_key, judged, ties=ties, m=m,
+                                method=method, cut=cut, checked=checked, z=z)
   return compute_ranks(ranks, specs=specs, options=options)
 
 
 def compute(scores, labels, specs, options, *, where=None, tie_key=None, max_relevant=None,
-            method="auto") -> tuple[jax.Array, ...]:
+            method="auto", judged=None) -> tuple[jax.Array, ...]:
   """The metrics ``specs`` of a :class:`Ranks` or of dense ``(scores, labels)``.
 
   On dense input the ranks never leave this function, so they may be cut at the largest cutoff
-  (:func:`cutoff`, :func:`jaxrank._ranks.dense_ranks`).
+  (:func:`cutoff`, :func:`jaxrank._ranks.dense_ranks`). ``judged`` (dense only) adds the
+  judged items' slots (:class:`jaxrank._ranks.Judgments`).
   """
   specs = tuple(specs)
   if isinstance(scores, Ranks):
-    ranks = ranks_given(scores, labels, where=where, tie_key=tie_key, max_relevant=max_relevant)
+    ranks = ranks_given(scores, labels, where=where, tie_key=tie_key, max_relevant=max_relevant,
+                        judged=judged)
     return compute_ranks(ranks, specs=specs, options=options)
   arrays, static = _ranks.dense_arguments(
       *dense_given(scores, labels, where), ties=rank_ties(options.ties), tie_key=tie_key,
-      max_relevant=max_relevant, method=method, cut=cutoff(specs))
+      max_relevant=max_relevant, method=method, cut=cutoff(specs), judged=judged)
   return _dense_values(*arrays, specs=specs, options=options, **static)
 
 
@@ -153,9 +158,13 @@ def cutoff(specs: Sequence[tuple[str, int | None]]) -> int | None:
 def check_used(given: dict[str, Any], names: Sequence[str]) -> None:
   """An option set away from its default that none of the metrics ``names`` reads is an error."""
   used = {"ties", "empty"}.union(*(_table.METRICS[name].options for name in names))
-  for option in _options.unused(given, used):
+  arrays = {name for name in ("judged",) if name in given}  # input arrays: set when not None
+  unused = [name for name in arrays if given[name] is not None and name not in used]
+  for option in unused + _options.unused({k: v for k, v in given.items() if k not in arrays},
+                                         used):
     readers = [m.name for m in _table.METRICS.values() if option in m.options]
-    raise ValueError(f"option {option}={given[option]!r} is read by none of the requested "
+    shown = "<array>" if option in arrays else repr(given[option])
+    raise ValueError(f"option {option}={shown} is read by none of the requested "
                      f"metrics ({', '.join(dict.fromkeys(names))}); it concerns "
                      f"{', '.join(readers)}")
 
@@ -204,7 +213,8 @@ def evaluate(scores: ArrayLike | Ranks, labels: ArrayLike | Sequence[str] | None
              metrics: Sequence[str] = DEFAULT_METRICS, *,
              where: ArrayLike | None = None, threshold: float = 1,
              gain: str | Callable = "linear", discount: Callable | None = None,
-             ties: str = "average", tie_key: ArrayLike | None = None, empty: str = "zero",
+             ties: str = "average", tie_key: ArrayLike | None = None,
+             judged: ArrayLike | None = None, empty: str = "zero",
              ap_denominator: str = "all", precision_denominator: str = "k", beta: float = 1.0,
              persistence: float = 0.8, max_grade: float = 4.0, graded: bool = False,
              reduce: str | None = None, max_relevant: int | None = None,
@@ -223,6 +233,8 @@ def evaluate(scores: ArrayLike | Ranks, labels: ArrayLike | Sequence[str] | None
     scores: ``[..., n]`` scores, or a :class:`jaxrank.Ranks` (then no ``labels``: the metric
       names may come second, ``evaluate(ranks, ["map", "ndcg@10"])``).
     labels: ``[..., n]`` non-negative relevance grades.
+    judged: optional ``[..., n]`` bool, which items carry a judgment (read by ``bpref``,
+      ``infap`` and ``judged``; see :func:`jaxrank.from_dense`).
     metrics: the metric names.
     reduce: ``None`` returns per-list arrays of the leading shape; ``"mean"`` returns their mean
       under the ``empty`` policy (see :func:`jaxrank.mean`).
@@ -245,8 +257,8 @@ def evaluate(scores: ArrayLike | Ranks, labels: ArrayLike | Sequence[str] | None
                beta=beta, persistence=persistence, max_grade=max_grade, graded=graded)
   options = make_options(**given)
   specs = [parse_metric(name) for name in metrics]
-  check_used(given, [name for name, _ in specs])
+  check_used({**given, "judged": judged}, [name for name, _ in specs])
   values = compute(scores, labels, specs, options, where=where, tie_key=tie_key,
-                   max_relevant=max_relevant, method=method)
+                   max_relevant=max_relevant, method=method, judged=judged)
   out = dict(zip(metrics, values))
   return mean(out, empty=empty) if reduce == "mean" else out

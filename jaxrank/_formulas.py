@@ -522,6 +522,134 @@ def rbp_residual(r, k, o):
   return value, jnp.zeros(r.shape, bool)
 
 
+# ----------------------------------------------------------------------------------------------
+# Judgment-based metrics: they tell judged non-relevant items from unjudged ones
+# (jaxrank._ranks.Judgments; Ranks.judged None: every ranked item is judged).
+
+
+def _below(keys: jax.Array, mask: jax.Array, queries: jax.Array) -> tuple[jax.Array, jax.Array]:
+  """Per query: #{masked keys < query} and #{masked keys == query} (one sort, two searches)."""
+  ranks = lax.sort(jnp.where(mask, keys, jnp.iinfo(jnp.int32).max), dimension=-1)
+  before = _searchsorted(ranks, queries, "left")
+  return before, _searchsorted(ranks, queries, "right") - before
+
+
+def judged_counts(r: Ranks, o: Options) -> dict[str, jax.Array]:
+  """What the judgment-based metrics read, per relevant slot and per list (floats).
+
+  Tie groups are told apart by ``lo`` (the raw bounds, before any tie policy). Per slot:
+  ``nonrel``/``nonrel_tied``: judged non-relevant items (grade 0, or a positive grade below
+  ``threshold``) in strictly earlier groups / in its own group; ``pooled``/``pooled_tied``: the
+  same for items in the pool but unjudged. Per list: ``judged_nonrel`` (N, ranked or not) and
+  ``num_rel`` (R, ranked or not). Without :class:`~jaxrank._ranks.Judgments` every ranked item
+  is judged: the non-relevant items above a slot are all its items above minus the relevant ones.
+  """
+  rel = relevant(r, o)
+  ranked = r.lo <= r.size
+  before, same = _group_counts(r.lo, rel & ranked)
+  num_rel = jnp.sum(rel, axis=-1).astype(_float())
+  if r.judged is None:
+    zeros = jnp.zeros(r.lo.shape, _float())
+    g = (r.hi - r.lo + 1).astype(_float())
+    return dict(nonrel=(r.lo - 1).astype(_float()) - before, nonrel_tied=g - same,
+                pooled=zeros, pooled_tied=zeros, num_rel=num_rel,
+                judged_nonrel=r.num_items.astype(_float()) - jnp.sum(rel & ranked, axis=-1))
+  j = r.judged
+  sub = (r.grades > 0) & ~rel  # judged, graded below the threshold: not relevant
+  zero = j.kind == 1
+  z_above, z_tied = _below(j.lo, zero & (j.lo <= r.size), r.lo)
+  s_above, s_tied = _below(r.lo, sub & ranked, r.lo)
+  p_above, p_tied = _below(j.lo, (j.kind == 2) & (j.lo <= r.size), r.lo)
+  return dict(nonrel=z_above + s_above, nonrel_tied=z_tied + s_tied, pooled=p_above,
+              pooled_tied=p_tied, num_rel=num_rel,
+              judged_nonrel=(jnp.sum(zero, axis=-1) + jnp.sum(sub, axis=-1)).astype(_float()))
+
+
+def _no_cutoff(name: str, k: int | None) -> None:
+  if k is not None:
+    raise ValueError(f"{name} takes no cutoff (as trec_eval and ir_measures), got k={k}")
+
+
+def bpref(r, k, o):
+  # bpref = (1/R) sum over retrieved relevant i of 1 - min(n_i, R) / min(N, R), n_i the judged
+  # non-relevant items above i (trec_eval). In i's tie group of u judged non-relevant items the
+  # number of them ahead of i is uniform on 0..u (average), 0 (optimistic) or u (pessimistic).
+  _no_cutoff("bpref", k)
+  positions(r, o.ties)  # the same error for ties="first" on unresolved Ranks
+  c = judged_counts(r, o)
+  big_r = c["num_rel"][..., None]
+  n0, u = c["nonrel"], c["nonrel_tied"]
+  if r.resolved or o.ties == "first" or o.ties == "optimistic":
+    capped = jnp.minimum(n0, big_r)
+  elif o.ties == "pessimistic":
+    capped = jnp.minimum(n0 + u, big_r)
+  else:  # mean of min(n0 + b, R) over b = 0..u: c terms below R, the rest equal to R
+    below = jnp.clip(big_r - n0, 0.0, u + 1)
+    capped = (below * n0 + below * (below - 1) / 2 + (u + 1 - below) * big_r) / (u + 1)
+  denom = jnp.minimum(c["judged_nonrel"][..., None], big_r)
+  term = jnp.where(denom > 0, 1.0 - capped / jnp.where(denom > 0, denom, 1.0), 1.0)
+  retrieved = relevant(r, o) & (r.lo <= r.size)
+  total = jnp.sum(jnp.where(retrieved, term, 0.0), axis=-1)
+  return total / jnp.maximum(c["num_rel"], 1.0), c["num_rel"] == 0
+
+
+INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
+
+
+def infap(r, k, o):
+  # infAP (Yilmaz & Aslam 2006, trec_eval's m_infAP.c): for the retrieved relevant item at
+  # 0-based position i with R_b relevant, N_b judged non-relevant and P_b pooled-unjudged items
+  # above it, 1 / (i + 1) + i / (i + 1) (R_b + N_b + P_b) / i (R_b + eps) / (R_b + N_b + 2 eps)
+  # (1 at i = 0), summed and divided by R. Optimistic / pessimistic ties put every non-relevant
+  # item of the group behind / ahead of the relevant ones; "average" is exact for relevant
+  # items without ties, and the list is NaN when one is tied (no closed form).
+  _no_cutoff("infap", k)
+  c = judged_counts(r, o)
+  rel = relevant(r, o)
+  retrieved = rel & (r.lo <= r.size)
+  pos, _ = positions(r, o.ties)  # lo == hi except under "average"
+  if r.resolved or o.ties in ("average", "first"):
+    rel_above, _ = _group_counts(r.lo, retrieved)
+    nonrel, pooled = c["nonrel"], c["pooled"]
+  else:
+    rel_above, _ = _group_counts(pos, retrieved)
+    ahead = o.ties == "pessimistic"
+    nonrel = c["nonrel"] + (c["nonrel_tied"] if ahead else 0.0)
+    pooled = c["pooled"] + (c["pooled_tied"] if ahead else 0.0)
+  i = (pos - 1).astype(_float())
+  eps = INFAP_EPSILON
+  frac = (rel_above + nonrel + pooled) / jnp.maximum(i, 1.0)
+  term = 1.0 / (i + 1) + i / (i + 1) * frac * ((rel_above + eps) / (rel_above + nonrel + 2 * eps))
+  term = jnp.where(i == 0, 1.0, term)
+  value = jnp.sum(jnp.where(retrieved, term, 0.0), axis=-1) / jnp.maximum(c["num_rel"], 1.0)
+  if not r.resolved and o.ties == "average":
+    value = jnp.where(jnp.any(retrieved & (r.hi > r.lo), axis=-1), jnp.nan, value)
+  return value, c["num_rel"] == 0
+
+
+def judged(r, k, o):
+  # Judged@k (ir_measures): the share of the top min(k, n) items that carry a judgment (a qrels
+  # entry of any value: graded, grade 0, or in the pool but unjudged). Optimistic / pessimistic
+  # ties put a group's judged items first / last, "average" counts each in expectation.
+  positions(r, o.ties)  # the same error for ties="first" on unresolved Ranks
+  cap = _cap(r, k)
+  depth = (r.num_items if k is None else jnp.minimum(r.num_items, k)).astype(_float())
+  if r.judged is None:  # every ranked item is judged
+    count = depth
+  else:
+    lo = jnp.concatenate([r.lo, r.judged.lo], axis=-1)
+    hi = jnp.concatenate([r.hi, r.judged.hi], axis=-1)
+    mask = jnp.concatenate([r.grades > 0, r.judged.kind > 0], axis=-1) & (lo <= r.size)
+    if r.resolved or o.ties in ("average", "first"):
+      count = _expected_hits(lo, hi, mask, cap)
+    else:  # a group's judged items fill its first (last) places; spread over its judged items
+      _, same = _group_counts(lo, mask)
+      first = lo if o.ties == "optimistic" else hi.astype(_float()) - same + 1
+      inside = jnp.clip(cap - first + 1, 0.0, same)
+      count = jnp.sum(jnp.where(mask, inside / jnp.maximum(same, 1.0), 0.0), axis=-1)
+  return count / jnp.maximum(depth, 1.0), depth == 0
+
+
 # name -> formula, the registry compute_ranks dispatches on; filled from the metric table
 # (jaxrank._table, one record per metric), which every layer reads.
 FORMULAS: dict[str, Callable] = {}

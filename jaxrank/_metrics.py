@@ -56,7 +56,8 @@ def _function(metric: _table.Metric):
     formula_options = _options.make_options(**{name: values[name] for name in formula_names})
     (value,) = _evaluate.compute(scores, labels, [(metric.name, k)], formula_options,
                                  where=values["where"], tie_key=values["tie_key"],
-                                 max_relevant=values["max_relevant"], method=values["method"])
+                                 max_relevant=values["max_relevant"], method=values["method"],
+                                 judged=values.get("judged"))
     return value
 
   function.__name__ = function.__qualname__ = metric.name

@@ -6,7 +6,8 @@ formulas read) are all derived from :data:`OPTIONS`. An option is of one of two 
 
 * ``"formula"``: read by some formulas; stored in ``Options`` and checked here;
 * ``"input"``: read when the rank core is built (``k``, ``where``, ``tie_key``, ``max_relevant``,
-  ``method``); checked by the rank core's constructors.
+  ``method``; ``judged`` only by the judgment-based metrics, which name it); checked by the rank
+  core's constructors.
 
 Each metric of :mod:`jaxrank._table` names the formula options it reads; ``ties`` and ``empty``
 concern every metric and are never named there.
@@ -97,6 +98,10 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
            "cutoff (a positive int of any size) or None for the whole list."),
     Option("where", None, "ArrayLike | None", "input",
            "``[..., n]`` bool mask of valid items (False = padding, not ranked)."),
+    Option("judged", None, "ArrayLike | None", "input",
+           "``[..., n]`` bool: which items carry a judgment (dense input; default: every item). "
+           "False items are not judged; a True item with a negative label is in the pool but "
+           "unjudged (see :func:`jaxrank.from_dense`)."),
     Option("threshold", 1, "float", "formula",
            "an item is relevant when its grade is ``>= threshold`` (default 1, as trec_eval).",
            lambda v: _checks.check_positive_number("threshold", v)),

@@ -13,6 +13,25 @@ holds exactly that, for any number of leading batch dimensions ``...`` and ``m``
 * ``overflow[...]`` (bool): the list had more relevant items than slots (only possible under
   ``jit`` with too small a ``max_relevant``); every metric of such a list is NaN.
 * ``size`` (static int): the largest possible rank, i.e. the padded list length.
+* ``judged`` (optional :class:`Judgments`): the items that are not relevant slots but carry a
+  judgment, for the metrics that tell judged from unjudged items (``bpref``, ``infap``,
+  ``judged``). ``None`` means every ranked item is judged (the dense form without ``judged=``,
+  where a label is a judgment): those metrics then derive what they need from ``lo``/``hi``
+  alone, and no other metric reads it, so the other metrics pay nothing.
+
+Judged and unjudged items. Each item is of one of four kinds, as in trec_eval's
+``form_res_rels``: a *graded* judgment (grade > 0: a relevant slot), a judgment of grade 0
+(*judged non-relevant*), *in the pool but unjudged* (trec_eval's negative judgment; only infAP
+tells it apart) or *not judged* at all (absent from the qrels). How each form says it:
+
+* dense: ``judged=None`` (default, every call before these metrics) makes every valid item
+  judged, and labels must be >= 0 as always. ``judged=[..., n]`` bool is the qrels membership:
+  False items are not judged (their label is ignored, they are not relevant for any metric);
+  a True item's label is its judgment, and a *negative* label (allowed only with ``judged``)
+  marks it in the pool but unjudged (trec_eval, and the NumPy face's qrels ``-1``).
+* sparse and ranked ids: the listed ids are the judged ones; a grade of 0 is a judged
+  non-relevant id (it was dropped before; every other metric still ignores it); ids not listed
+  are not judged. These forms have no "in the pool but unjudged" kind (grades stay >= 0).
 
 Scores are compared through an order-preserving integer key (:func:`sort_keys`): every dtype
 ranks by its exact value (subnormal floats and 64-bit integers included), NaN scores rank below
@@ -40,9 +59,33 @@ TIES = ("average", "optimistic", "pessimistic", "first")
 METHODS = ("auto", "count", "sort")
 
 
+# Judgments.kind values.
+UNUSED, ZERO, POOLED = 0, 1, 2
+
+
+@functools.partial(jax.tree_util.register_dataclass, data_fields=["lo", "hi", "kind"],
+                   meta_fields=[])
+@dataclasses.dataclass(frozen=True)
+class Judgments:
+  """The judged items of each list that are not relevant slots: the "judged, grade 0" slots.
+
+  * ``lo[..., z]``, ``hi[..., z]`` (int32): their tie bounds, as :class:`Ranks`' (``size + 1``
+    for an item that is not ranked: padding, or a judged id absent from a ranked list);
+  * ``kind[..., z]`` (int8): ``ZERO`` (1) judged with grade 0, ``POOLED`` (2) in the pool but
+    unjudged (a negative judgment), ``UNUSED`` (0) an empty slot.
+
+  Items that are neither relevant slots nor here are not judged. Built by the same counting pass
+  as the relevant slots (their indices are appended to the slots), only when judgments are given.
+  """
+
+  lo: jax.Array
+  hi: jax.Array
+  kind: jax.Array
+
+
 @functools.partial(
     jax.tree_util.register_dataclass,
-    data_fields=["lo", "hi", "grades", "num_items", "overflow"],
+    data_fields=["lo", "hi", "grades", "num_items", "overflow", "judged"],
     meta_fields=["size", "resolved"],
 )
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +113,7 @@ class Ranks:
   overflow: jax.Array
   size: int
   resolved: bool = False
+  judged: Judgments | None = None
 
   @property
   def shape(self) -> tuple[int, ...]:
@@ -557,7 +601,8 @@ def _check_ties_args(ties, method, tie_key, shape):
 
 def from_dense(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | None = None, *,
                ties: str = "average", tie_key: ArrayLike | None = None,
-               max_relevant: int | None = None, method: str = "auto") -> Ranks:
+               max_relevant: int | None = None, method: str = "auto",
+               judged: ArrayLike | None = None) -> Ranks:
   r"""Builds :class:`Ranks` from dense per-item scores and graded labels.
 
   Items with ``labels > 0`` (and ``where`` True) are the relevant slots; ``lo``/``hi`` are
@@ -579,6 +624,10 @@ def from_dense(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | None = N
       it there for speed. A traced list with more relevant items than slots yields NaN metrics.
     method: ``"auto"``, ``"count"`` (compare every slot with every item) or ``"sort"`` (sort each
       list once, then binary-search); the result never depends on it.
+    judged: optional ``[..., n]`` bool, which items carry a judgment (are in the qrels); see the
+      module docstring. ``None``: every valid item is judged. With it, False items are not
+      judged (not relevant for any metric, their label ignored) and a negative label marks a
+      judged item as in the pool but unjudged; the result then holds :class:`Judgments`.
 
   Returns:
     The :class:`Ranks` of the relevant items.
@@ -588,14 +637,18 @@ def from_dense(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | None = N
     >>> r = jaxrank.from_dense([[0.1, 0.9, 0.9]], [[1, 1, 0]])
     >>> r.lo.tolist(), r.hi.tolist()
     ([[3, 1]], [[3, 2]])
+    >>> j = jaxrank.from_dense([[0.1, 0.9, 0.5, 0.3]], [[1, 0, -1, 0]],
+    ...                        judged=[[True, True, True, False]]).judged
+    >>> j.lo.tolist(), j.kind.tolist()  # item 1 judged 0, item 2 in the pool; item 3 not judged
+    ([[1, 2]], [[1, 2]])
   """
   return dense_ranks(scores, labels, where, ties=ties, tie_key=tie_key,
-                     max_relevant=max_relevant, method=method, cut=None)
+                     max_relevant=max_relevant, method=method, cut=None, judged=judged)
 
 
 def dense_ranks(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | None = None, *,
                 ties: str, tie_key: ArrayLike | None, max_relevant: int | None, method: str,
-                cut: int | None) -> Ranks:
+                cut: int | None, judged: ArrayLike | None = None) -> Ranks:
   """:func:`from_dense` for the metric functions, with a cut: internal, never returned to users.
 
   With ``cut`` (every requested metric has a cutoff, the largest is ``cut``) the ranks are exact
@@ -605,13 +658,15 @@ def dense_ranks(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | None = 
   :func:`cut_applies` is False, build the exact :func:`from_dense` ranks.
   """
   arrays, static = dense_arguments(scores, labels, where, ties=ties, tie_key=tie_key,
-                                   max_relevant=max_relevant, method=method, cut=cut)
+                                   max_relevant=max_relevant, method=method, cut=cut,
+                                   judged=judged)
   return ranks_of_dense(*arrays, **static)
 
 
 def dense_arguments(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | None = None, *,
                     ties: str, tie_key: ArrayLike | None, max_relevant: int | None,
-                    method: str, cut: int | None) -> tuple[tuple, dict]:
+                    method: str, cut: int | None,
+                    judged: ArrayLike | None = None) -> tuple[tuple, dict]:
   """The checked ``(arrays, static options)`` of :func:`ranks_of_dense` (see :func:`dense_ranks`).
 
   All eager work happens here (input checks, the one host transfer of the label check and slot
@@ -622,12 +677,58 @@ def dense_arguments(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | Non
   _checks.check_same_shape("labels", labels, "scores", scores.shape)
   valid = _checks.as_where(where, scores.shape)
   tie_key = _check_ties_args(ties, method, tie_key, scores.shape)
+  if judged is not None:
+    judged = _checks.as_array("judged", judged, kinds="b")
+    _checks.check_same_shape("judged", judged, "scores", scores.shape)
+    m, z, checked = judged_slot_count(labels, valid, judged, max_relevant)
+    # the cut path ranks relevant slots only: judged items need exact ranks
+    return ((scores, labels, valid, tie_key, judged),
+            dict(ties=ties, m=m, method=method, cut=None, checked=checked, z=z))
   m, checked = slot_count(labels, valid, max_relevant)
   if not cut_applies(scores.dtype, scores.shape[-1], cut, m, ties=ties, tie_key=tie_key,
                      method=method, masked=valid is not None):
     cut = None
-  return ((scores, labels, valid, tie_key),
+  return ((scores, labels, valid, tie_key, None),
           dict(ties=ties, m=m, method=method, cut=cut, checked=checked))
+
+
+def judged_slot_count(labels: jax.Array, valid: jax.Array | None, judged: jax.Array,
+                      max_relevant: int | None) -> tuple[int, int, bool]:
+  """:func:`slot_count` with a ``judged`` mask: relevant slots, judged-item slots, checked.
+
+  Negative labels are allowed (in the pool, unjudged); NaN and huge ones are still errors.
+  Under tracing there are ``max_relevant`` (or ``n``) relevant slots and ``n`` judged slots.
+  """
+  n = labels.shape[-1]
+  if not all(_checks.is_concrete(x) for x in (labels, valid, judged) if x is not None):
+    return (n if max_relevant is None else min(_checks.check_k(max_relevant, "max_relevant"), n),
+            n, False)
+  most, extra, nan, huge = (int(v) for v in np.asarray(_judged_summary(labels, valid, judged)))
+  _checks.raise_label_error("labels", labels, bool(nan), False, bool(huge))
+  if max_relevant is None:
+    return bucket(most, n), bucket(extra, n), True
+  max_relevant = _checks.check_k(max_relevant, "max_relevant")
+  if most > max_relevant:
+    raise ValueError(f"max_relevant={max_relevant} is smaller than the largest number of "
+                     f"relevant items in a list ({most})")
+  return min(max_relevant, n), bucket(extra, n), True
+
+
+def _judged_masks(labels, valid, judged):
+  """(positive, judged items that are not positive) of dense input with a ``judged`` mask."""
+  ok = judged if valid is None else judged & valid
+  grades = labels.astype(jnp.float32)
+  return ok & (grades > 0), ok & ~(grades > 0)
+
+
+@jax.jit
+def _judged_summary(labels, valid, judged):
+  """[most positives, most other judged items in a list, any NaN, any huge] (one transfer)."""
+  positive, other = _judged_masks(labels, valid, judged)
+  nan, _, huge = _checks.label_summary(labels)
+  return jnp.stack([jnp.max(jnp.sum(positive, axis=-1, dtype=jnp.int32), initial=0),
+                    jnp.max(jnp.sum(other, axis=-1, dtype=jnp.int32), initial=0),
+                    nan.astype(jnp.int32), huge.astype(jnp.int32)])
 
 
 def slot_count(labels: jax.Array, valid: jax.Array | None,
@@ -677,12 +778,16 @@ def _label_summary(labels, valid):
   return jnp.stack([most, *(flag.astype(jnp.int32) for flag in _checks.label_summary(labels))])
 
 
-@functools.partial(jax.jit, static_argnames=("ties", "m", "method", "cut", "checked"))
-def ranks_of_dense(scores, labels, valid, tie_key, *, ties, m, method, cut, checked):
+@functools.partial(jax.jit, static_argnames=("ties", "m", "method", "cut", "checked", "z"))
+def ranks_of_dense(scores, labels, valid, tie_key, judged=None, *, ties, m, method, cut,
+                   checked, z=0):
   """The jitted core of :func:`dense_ranks` on the arguments of :func:`dense_arguments`."""
   n = scores.shape[-1]
   num_items = (jnp.full(scores.shape[:-1], n, jnp.int32) if valid is None
                else jnp.sum(valid, axis=-1, dtype=jnp.int32))
+  if judged is not None:
+    return _judged_ranks_of_dense(scores, labels, valid, tie_key, judged, num_items, ties=ties,
+                                  m=m, z=z, method=method, checked=checked)
   _, positive = _grades(labels, valid)
   slot_index, slot_ok = relevant_slots(positive, m)
   slot_grades = jnp.maximum(jnp.take_along_axis(labels, slot_index, axis=-1).astype(jnp.float32),
@@ -699,6 +804,30 @@ def ranks_of_dense(scores, labels, valid, tie_key, *, ties, m, method, cut, chec
               else jnp.sum(positive, axis=-1, dtype=jnp.int32) > m)
   return Ranks(lo=lo, hi=hi, grades=slot_grades, num_items=num_items, overflow=overflow,
                size=n, resolved=ties == "first")
+
+
+def _judged_ranks_of_dense(scores, labels, valid, tie_key, judged, num_items, *, ties, m, z,
+                           method, checked):
+  """:func:`ranks_of_dense` with a ``judged`` mask: the relevant slots and the :class:`Judgments`
+  slots (judged items of grade 0 or in the pool) ranked by one counting pass over the items."""
+  n = scores.shape[-1]
+  positive, other = _judged_masks(labels, valid, judged)
+  slot_index, slot_ok = relevant_slots(positive, m)
+  extra_index, extra_ok = relevant_slots(other, z)
+  index = jnp.concatenate([slot_index, extra_index], axis=-1)
+  lo, hi = _slot_ranks(scores, valid, jnp.concatenate([slot_ok, extra_ok], axis=-1), index,
+                       ties=ties, method=method, tie_key=tie_key, size=n)
+  slot_grades = jnp.take_along_axis(labels, slot_index, axis=-1).astype(jnp.float32)
+  slot_grades = jnp.where(slot_ok, jnp.maximum(slot_grades, 0.0), 0.0)
+  extra_labels = jnp.take_along_axis(labels, extra_index, axis=-1).astype(jnp.float32)
+  kind = jnp.where(extra_ok, jnp.where(extra_labels < 0, POOLED, ZERO), UNUSED).astype(jnp.int8)
+  overflow = (jnp.zeros(num_items.shape, bool) if checked
+              else (jnp.sum(positive, axis=-1, dtype=jnp.int32) > m)
+              | (jnp.sum(other, axis=-1, dtype=jnp.int32) > z))
+  m_ = slot_index.shape[-1]
+  return Ranks(lo=lo[..., :m_], hi=hi[..., :m_], grades=slot_grades, num_items=num_items,
+               overflow=overflow, size=n, resolved=ties == "first",
+               judged=Judgments(lo=lo[..., m_:], hi=hi[..., m_:], kind=kind))
 
 
 def relevant_slots(positive: jax.Array, m: int) -> tuple[jax.Array, jax.Array]:
@@ -763,7 +892,9 @@ def from_sparse(scores: ArrayLike, relevant_ids: ArrayLike,
   Args:
     scores: ``[..., n]`` scores of every catalog item.
     relevant_ids: ``[..., r]`` int ids in ``[0, n)`` of the relevant items; ``-1`` pads.
-    relevant_grades: optional ``[..., r]`` grades (default 1); a grade of 0 drops the slot.
+    relevant_grades: optional ``[..., r]`` grades (default 1); a grade of 0 marks a judged
+      non-relevant id (read only by ``bpref``, ``infap`` and ``judged``; ids not listed are not
+      judged).
     where: optional ``[..., n]`` bool of rankable items (e.g. filtered-out items False). A
       relevant item with ``where=False`` counts as relevant but is never retrieved.
     ties, tie_key: as in :func:`from_dense`.
@@ -791,15 +922,30 @@ def _from_sparse(scores, ids, grades, valid, tie_key, *, ties, method):
   n = scores.shape[-1]
   num_items = (jnp.full(scores.shape[:-1], n, jnp.int32) if valid is None
                else jnp.sum(valid, axis=-1, dtype=jnp.int32))
-  used = (ids >= 0) & (grades > 0)
+  listed = ids >= 0
+  used = listed & (grades > 0)
   safe = jnp.clip(ids, 0, n - 1).astype(jnp.int32)
-  ranked = used if valid is None else used & jnp.take_along_axis(valid, safe, axis=-1)
+  # every listed id is ranked, grade 0 too (the judged non-relevant ones, see Judgments): the
+  # same counting pass, the same cost as before (each slot was counted, then masked)
+  ranked = listed if valid is None else listed & jnp.take_along_axis(valid, safe, axis=-1)
   # "auto" keeps the sparse form's memory at O(lists x (relevant + chunk)): no sorted copy.
   method = "count" if method == "auto" else method
   lo, hi = _slot_ranks(scores, valid, ranked, safe, ties=ties, method=method, tie_key=tie_key,
                        size=n)
-  return Ranks(lo=lo, hi=hi, grades=jnp.where(used, grades, 0.0), num_items=num_items,
-               overflow=jnp.zeros(num_items.shape, bool), size=n, resolved=ties == "first")
+  return _listed_ranks(lo, hi, grades, listed, num_items, size=n, resolved=ties == "first")
+
+
+def _listed_ranks(lo, hi, grades, listed, num_items, *, size, resolved):
+  """The :class:`Ranks` of listed ids ranked at ``lo``/``hi``: positive grades are the relevant
+  slots, grade 0 the judged non-relevant ones (:class:`Judgments`)."""
+  used = listed & (grades > 0)
+  zero = listed & ~(grades > 0)
+  out = jnp.int32(size + 1)
+  return Ranks(lo=jnp.where(used, lo, out), hi=jnp.where(used, hi, out),
+               grades=jnp.where(used, grades, 0.0), num_items=num_items,
+               overflow=jnp.zeros(num_items.shape, bool), size=size, resolved=resolved,
+               judged=Judgments(lo=jnp.where(zero, lo, out), hi=jnp.where(zero, hi, out),
+                                kind=jnp.where(zero, ZERO, UNUSED).astype(jnp.int8)))
 
 
 def from_ranked_ids(ranked_ids: ArrayLike, relevant_ids: ArrayLike,
@@ -813,7 +959,8 @@ def from_ranked_ids(ranked_ids: ArrayLike, relevant_ids: ArrayLike,
   Args:
     ranked_ids: ``[..., k]`` int ids, best first; ``-1`` pads (anywhere). Ids must not repeat.
     relevant_ids: ``[..., r]`` int ids of the relevant items, ``-1`` pads; no repeats.
-    relevant_grades: optional ``[..., r]`` grades (default 1).
+    relevant_grades: optional ``[..., r]`` grades (default 1); a grade of 0 marks a judged
+      non-relevant id, as in :func:`from_sparse`.
 
   Example:
     >>> import jaxrank
@@ -835,13 +982,12 @@ def _from_ranked_ids(ranked, ids, grades):
   k = ranked.shape[-1]
   valid = ranked >= 0
   position = jnp.cumsum(valid, axis=-1, dtype=jnp.int32)  # 1-based rank at each entry
-  used = (ids >= 0) & (grades > 0)
+  listed = ids >= 0
   match = (ranked[..., None, :] == ids[..., :, None]) & valid[..., None, :]
   rank = jnp.max(jnp.where(match, position[..., None, :], 0), axis=-1, initial=0)
-  rank = jnp.where(used & (rank > 0), rank, k + 1)
-  return Ranks(lo=rank, hi=rank, grades=jnp.where(used, grades, 0.0),
-               num_items=jnp.sum(valid, axis=-1, dtype=jnp.int32),
-               overflow=jnp.zeros(ranked.shape[:-1], bool), size=k, resolved=True)
+  rank = jnp.where(listed & (rank > 0), rank, k + 1)
+  return _listed_ranks(rank, rank, grades, listed, jnp.sum(valid, axis=-1, dtype=jnp.int32),
+                       size=k, resolved=True)
 
 
 def from_candidates(positive_scores: ArrayLike, candidate_scores: ArrayLike,

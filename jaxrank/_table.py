@@ -42,6 +42,7 @@ class Metric:
   trec: tuple[str, ...] = ()  # trec_eval measures computed by this formula
   ir_measures: str | None = None  # ir_measures' measure name
   linkpred: str | None = None  # jaxrank.linkpred's name
+  cutoff: bool = True  # whether it takes k (bpref and infAP do not, as trec_eval)
 
 
 _RECORDS = [
@@ -236,6 +237,66 @@ _RECORDS = [
     >>> import jaxrank
     >>> float(jaxrank.rbp_residual([[3.0, 2.0, 1.0]], [[1, 0, 1]], persistence=0.5)[0])
     0.125
+"""),
+    Metric(name="bpref", formula=_formulas.bpref, options=("threshold", "judged"),
+           cutoff=False, ir_measures="Bpref", doc=r"""Binary preference (Buckley & Voorhees 2004, as
+  trec_eval computes it): how rarely judged non-relevant items rank above the relevant ones.
+
+  .. math:: \mathrm{bpref} = \frac{1}{R} \sum_{i \text{ relevant, retrieved}}
+     1 - \frac{\min(n_i, R)}{\min(N, R)}
+
+  :math:`n_i` counts the judged non-relevant items ranked above i, N those of the whole list
+  (ranked or not); unjudged items count for nothing (``judged=`` mask, or ids not listed in the
+  sparse and ranked-ids forms; a term is 1 when :math:`\min(N, R) = 0`). ``ties="average"`` is
+  the exact expectation: in a tie group of u judged non-relevant items the number ahead of a
+  relevant one is uniform on 0..u. No cutoff.
+
+  Example:
+    >>> import jaxrank
+    >>> scores, labels = [[4.0, 3.0, 2.0, 1.0]], [[0, 1, 0, 1]]
+    >>> float(jaxrank.bpref(scores, labels)[0])  # (1 - 1/2 + 1 - 2/2) / 2
+    0.25
+    >>> float(jaxrank.bpref(scores, labels, judged=[[False, True, True, True]])[0])
+    0.5
+"""),
+    Metric(name="infap", formula=_formulas.infap, options=("threshold", "judged"),
+           cutoff=False, ir_measures="infAP", doc=r"""Inferred average precision (Yilmaz &
+  Aslam 2006, as trec_eval's ``infAP``): AP estimated from a sample of judged pooled items.
+
+  .. math:: \mathrm{infAP} = \frac{1}{R} \sum_{i \text{ relevant, retrieved}} \frac{1}{p_i}
+     + \frac{p_i - 1}{p_i} \cdot \frac{r_i + n_i + u_i}{p_i - 1} \cdot
+     \frac{r_i + \epsilon}{r_i + n_i + 2\epsilon}
+
+  at rank :math:`p_i` (the term is 1 at rank 1), with :math:`r_i` relevant, :math:`n_i` judged
+  non-relevant and :math:`u_i` pooled-but-unjudged items above i (a negative label with the
+  ``judged=`` mask; items not judged at all are outside the pool), :math:`\epsilon = 10^{-5}`.
+  With every item judged it is AP. ``ties="optimistic"``/``"pessimistic"`` put the non-relevant
+  items of a tie group behind / ahead of the relevant ones; ``"average"`` has no closed form:
+  it is exact when no retrieved relevant item is tied and NaN for a list where one is (use
+  ``ties="first"`` with a ``tie_key``, as trec_eval). No cutoff.
+
+  Example:
+    >>> import jaxrank
+    >>> scores, labels = [[4.0, 3.0, 2.0, 1.0]], [[0, 1, -1, 1]]
+    >>> judged = [[True, True, True, True]]  # item 2: in the pool, not judged
+    >>> round(float(jaxrank.infap(scores, labels, judged=judged)[0]), 4)  # (0.5 + 0.625) / 2
+    0.5625
+"""),
+    Metric(name="judged", formula=_formulas.judged, options=("judged",), ir_measures="Judged",
+           doc=r"""Judged@k (ir_measures): the share of the top k that carries a judgment.
+
+  .. math:: \mathrm{Judged}@k = |\{i \text{ judged}: \mathrm{rank}_i \le k\}| / \min(k, n)
+
+  An item is judged when it has a qrels entry of any value, a negative one included (as
+  ir_measures): with ``judged=`` the mask, in the sparse and ranked-ids forms the listed ids
+  (grade 0 too); without it every item is. Empty (the list has no items) follows ``empty``.
+  ``ties="optimistic"``/``"pessimistic"`` put the judged items of a tie group first / last.
+
+  Example:
+    >>> import jaxrank
+    >>> float(jaxrank.judged(jaxrank.from_ranked_ids([[7, 3, 5, 2]], [[3, 9, 2]], [[0, 1, 2]]),
+    ...                      k=2)[0])
+    0.5
 """),
 ]
 

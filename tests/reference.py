@@ -90,7 +90,46 @@ def metric_of_order(name, ranked_grades, all_grades, *, k=None, threshold=1.0, g
     return value, (not any(g > 0 for g in all_grades)) if graded else big_r == 0
   if name == "rbp_residual":
     return persistence**cut, False
+  if name in ("bpref", "infap", "judged"):
+    return _judged_metric(name, ranked_grades, all_grades, cut, threshold)
   raise KeyError(name)
+
+
+# Judgment kinds of the grades the judgment-based metrics read (trec_eval's form_res_rels):
+# a grade >= 0 is a judgment, POOLED an item in the pool but unjudged, NOT_JUDGED one absent from
+# the qrels. Sorting by grade (optimistic: descending) puts judged before unjudged items.
+POOLED, NOT_JUDGED = -1.0, -2.0
+
+
+def _judged_metric(name, ranked, all_grades, cut, threshold):
+  """bpref, infAP (trec_eval's loops, written out) and Judged@k of one strict order."""
+  rel = [g >= threshold and g > 0 for g in ranked]
+  big_r = sum(1 for g in all_grades if g >= threshold and g > 0)
+  if name == "judged":
+    top = ranked[:cut]
+    return (sum(g != NOT_JUDGED for g in top) / len(top) if top else 0.0), not top
+  if name == "bpref":
+    big_n = sum(1 for g in all_grades if 0 <= g and not (g >= threshold and g > 0))
+    total, nonrel = 0.0, 0
+    for g, r in zip(ranked, rel):
+      if r:
+        total += 1.0 if nonrel == 0 else 1.0 - min(nonrel, big_r) / min(big_n, big_r)
+      elif g >= 0:
+        nonrel += 1
+    return (total / big_r if big_r else 0.0), big_r == 0
+  total, rels, nonrel, pooled = 0.0, 0, 0, 0
+  for i, (g, r) in enumerate(zip(ranked, rel)):
+    if g == NOT_JUDGED:
+      continue
+    if g == POOLED:
+      pooled += 1
+    elif not r:
+      nonrel += 1
+    else:
+      total += 1.0 if i == 0 else (1.0 / (i + 1) + i / (i + 1) * ((rels + nonrel + pooled) / i)
+                                   * ((rels + 1e-5) / (rels + nonrel + 2e-5)))
+      rels += 1
+  return (total / big_r if big_r else 0.0), big_r == 0
 
 
 def _key(score):
