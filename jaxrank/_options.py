@@ -6,16 +6,17 @@ formulas read) are all derived from :data:`OPTIONS`. An option is of one of two 
 
 * ``"formula"``: read by some formulas; stored in ``Options`` and checked here;
 * ``"input"``: read when the rank core is built (``k``, ``where``, ``tie_key``, ``max_relevant``,
-  ``method``); checked by the rank core's constructors;
-* ``"soft"``: read by the soft metrics only (:data:`SOFT_OPTIONS`: ``temperature``, ...).
-
-The other public faces take their option parameters from here too: :func:`takes` gives a
-function written with ``**options`` the exact keyword-only parameters (``inspect.signature``),
-their defaults and their documentation, for :mod:`jaxrank.numpy`, :mod:`jaxrank.catalog`,
-:mod:`jaxrank.state` and the soft metrics (:data:`FACE_OPTIONS`, :data:`SOFT`).
+  ``method``); checked by the rank core's constructors.
 
 Each metric of :mod:`jaxrank._table` names the formula options it reads; ``ties`` and ``empty``
 concern every metric and are never named there.
+
+A third kind, ``"soft"``, is read by the soft metrics only (:data:`SOFT_OPTIONS`:
+``temperature``, ``cutoff_temperature``, ``operator``). The other public faces take their option
+parameters from here too: :func:`takes` gives a function written with ``**options`` the exact
+keyword-only parameters (``inspect.signature``), their defaults and their documentation, for
+:mod:`jaxrank.numpy`, :mod:`jaxrank.catalog`, :mod:`jaxrank.state` and the soft metrics
+(:data:`FACE_OPTIONS`, :data:`SOFT`).
 
 Example:
   >>> from jaxrank import _options
