@@ -12,6 +12,13 @@ formulas read) are all derived from :data:`OPTIONS`. An option is of one of two 
 Each metric of :mod:`jaxrank._table` names the formula options it reads; ``ties`` and ``empty``
 concern every metric and are never named there.
 
+A third kind, ``"soft"``, is read by the soft metrics only (:data:`SOFT_OPTIONS`:
+``temperature``, ``cutoff_temperature``, ``operator``). The other public faces take their option
+parameters from here too: :func:`takes` gives a function written with ``**options`` the exact
+keyword-only parameters (``inspect.signature``), their defaults and their documentation, for
+:mod:`jaxrank.numpy`, :mod:`jaxrank.catalog`, :mod:`jaxrank.state` and the soft metrics
+(:data:`FACE_OPTIONS`, :data:`SOFT`).
+
 Example:
   >>> from jaxrank import _options
   >>> _options.OPTIONS["beta"].default, _options.OPTIONS["persistence"].default
@@ -24,14 +31,16 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import math
-from collections.abc import Callable
+import textwrap
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
-from jaxrank import _checks, _formulas, _ranks
+from jaxrank import _checks, _formulas, _ranks, _softrank
 from jaxrank._formulas import Options
 
 
@@ -42,7 +51,7 @@ class Option:
   name: str
   default: Any
   annotation: str
-  kind: str  # "formula" or "input"
+  kind: str  # "formula", "input" or "soft"
   doc: str
   check: Callable[[Any], Any] | None = None  # value -> normalised value, raises on bad input
 
@@ -210,3 +219,149 @@ def _probe(name: str, fn: Callable, of: str) -> None:
   if y.shape != x.shape or not jnp.issubdtype(y.dtype, jnp.number):
     raise TypeError(f"{name} must return a numeric array of the shape of its input; "
                     f"{name}({x.tolist()}) gave {y.dtype} of shape {tuple(y.shape)}")
+
+
+# ----------------------------------------------------------------------------------------------
+# The options of the other faces, and their signatures.
+
+
+def _temperature(name):
+  def check(value):
+    return value if value is None and name == "cutoff_temperature" else (
+        _softrank.check_temperature(name, value))
+  return check
+
+
+# Options of the soft metrics only (jaxrank.soft_ndcg, ...), declared like the rest.
+SOFT_OPTIONS: dict[str, Option] = {o.name: o for o in [
+    Option("temperature", 1.0, "float", "soft",
+           "the operator's temperature (:func:`jaxrank.soft_ranks`: score units for "
+           "``\"sigmoid\"``, ``\"neuralsort\"``, ``\"softsort\"``; the regularisation "
+           "strength for ``\"fast_l2\"``/``\"fast_kl\"``).", _temperature("temperature")),
+    Option("cutoff_temperature", None, "float | None", "soft",
+           "the temperature, in rank units, of the smooth cutoff at ``k`` and of the pairwise "
+           "step between relevant items (default: ``temperature``).",
+           _temperature("cutoff_temperature")),
+    Option("operator", "sigmoid", "str", "soft",
+           "``\"sigmoid\"`` (default; O(R n)), ``\"neuralsort\"``, ``\"softsort\"``, "
+           "``\"fast_l2\"``, ``\"fast_kl\"``.", _choice("operator", _softrank.OPERATORS)),
+]}
+
+# The formula options that jaxrank.numpy, jaxrank.catalog.evaluate and the metric states take,
+# in signature order (each face may move ``ties`` or leave options out; see takes).
+FACE_OPTIONS = ("threshold", "gain", "discount", "ties", "empty", "ap_denominator",
+                "precision_denominator", "beta")
+# The options every soft metric takes, in signature order.
+SOFT = ("k", "where", "threshold", "gain", "discount", "empty", "ap_denominator",
+        "precision_denominator", "temperature", "cutoff_temperature", "operator", "max_relevant")
+
+
+def declared(name: str) -> Option | None:
+  """The one declaration of option ``name`` (:data:`OPTIONS` or :data:`SOFT_OPTIONS`), or None.
+
+  Example:
+    >>> from jaxrank import _options
+    >>> _options.declared("temperature").default, _options.declared("scores")
+    (1.0, None)
+  """
+  return OPTIONS.get(name) or SOFT_OPTIONS.get(name)
+
+
+def check(name: str, value: Any) -> Any:
+  """``value`` checked (and normalised) by the declaration of option ``name``.
+
+  Example:
+    >>> from jaxrank import _options
+    >>> _options.check("persistence", 0.5)
+    0.5
+  """
+  option = declared(name)
+  return option.check(value) if option.check else value
+
+
+def parameters(names: Sequence[str]) -> list[inspect.Parameter]:
+  """Keyword-only parameters of the options ``names``: their declared defaults and annotations.
+
+  Example:
+    >>> from jaxrank import _options
+    >>> [str(p) for p in _options.parameters(["ties", "beta"])]
+    ["ties: 'str' = 'average'", "beta: 'float' = 1.0"]
+  """
+  return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=declared(name).default,
+                            annotation=declared(name).annotation) for name in names]
+
+
+def documentation(names: Sequence[str], indent: str = "    ") -> str:
+  """One ``name: doc`` entry per option (wrapped at 100 columns), as the docstrings' ``Options:``
+  sections list them."""
+  return "".join(textwrap.fill(f"{name}: {declared(name).doc}", 100, initial_indent=indent,
+                               subsequent_indent=indent + "  ", break_long_words=False,
+                               break_on_hyphens=False) + "\n" for name in names)
+
+
+def takes(names: Sequence[str], *, first: Sequence[str] = (), skip: Sequence[str] = (),
+          after: str | None = None) -> Callable[[Callable], Callable]:
+  """A decorator: ``fn(..., **options)`` gets the options ``names`` as keyword-only parameters.
+
+  The wrapped function's signature (``inspect.signature``) lists the options ``first``, then
+  ``names`` without ``first`` and ``skip``, each with its declared default and annotation, right
+  after the parameter ``after`` (default: after all of ``fn``'s own); ``fn`` receives every one
+  of them, defaults filled in, in ``**options``; any other keyword is a ``TypeError`` as for a
+  hand-written signature. Their documentation is added to the docstring (before its example).
+  Checking the values stays with ``fn`` (e.g. :func:`make_options`).
+
+  Example:
+    >>> import inspect
+    >>> from jaxrank import _options
+    >>> @_options.takes(["ties", "beta"])
+    ... def f(x, *, scale=1, **options):
+    ...   \"\"\"Doc.\"\"\"
+    ...   return x * scale, options
+    >>> str(inspect.signature(f))
+    "(x, *, scale=1, ties: 'str' = 'average', beta: 'float' = 1.0)"
+    >>> f(2, beta=3.0)
+    (2, {'ties': 'average', 'beta': 3.0})
+  """
+  names = tuple(first) + tuple(n for n in names if n not in first and n not in skip)
+  unknown = [n for n in names if declared(n) is None]
+  if unknown:
+    raise ValueError(f"takes: {unknown[0]!r} is no declared option")
+  defaults = {name: declared(name).default for name in names}
+
+  def wrap(fn: Callable) -> Callable:
+    sig = inspect.signature(fn)
+    own = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    if len(own) == len(sig.parameters):
+      raise TypeError(f"{fn.__qualname__} must take **options to receive its options")
+    keywords = {p.name for p in own if p.kind is not p.POSITIONAL_ONLY}
+    at = len(own) if after is None else [p.name for p in own].index(after) + 1
+    qualname = fn.__qualname__
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+      options = dict(defaults)
+      for key in list(kwargs):
+        if key in defaults:
+          options[key] = kwargs.pop(key)
+        elif key not in keywords:
+          raise TypeError(f"{qualname}() got an unexpected keyword argument {key!r}")
+      return fn(*args, **kwargs, **options)
+
+    wrapper.__signature__ = sig.replace(parameters=own[:at] + parameters(names) + own[at:])
+    wrapper.__doc__ = _with_options_doc(fn.__doc__ or "", names)
+    return wrapper
+
+  return wrap
+
+
+def _with_options_doc(doc: str, names: Sequence[str]) -> str:
+  """``doc`` with an ``Options:`` section of ``names``, before its example if it has one."""
+  lines = doc.split("\n")
+  body = [line for line in lines[1:] if line.strip()]
+  indent = min((len(line) - len(line.lstrip()) for line in body), default=2) * " "
+  section = [f"{indent}Options:"] + documentation(names, indent + "  ").rstrip("\n").split("\n")
+  at = next((i for i, line in enumerate(lines) if i and line.strip().startswith("Example")),
+            None)
+  if at is None:
+    return doc.rstrip() + "\n\n" + "\n".join(section) + "\n"
+  return "\n".join(lines[:at] + section + [""] + lines[at:])

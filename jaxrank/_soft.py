@@ -18,18 +18,25 @@ Inputs mirror the exact metrics: dense ``scores``/``labels``/``where``, or the s
 ``"sigmoid"`` operator only the relevant items' ranks are computed: O(lists x R x n) time and
 O(lists x (R + n)) memory, forward and backward. Everything is pure and works under ``jit``,
 ``vmap`` and ``grad``; empty and fully padded lists give finite values and zero gradients.
+
+Each soft formula is registered once (:data:`SOFT_FORMULAS`, metric name -> formula and
+docstring), and the public functions are built from the metric table: one ``jaxrank.soft_<name>``
+per record whose ``soft`` names it, with the option parameters of :data:`jaxrank._options.SOFT`.
+A record naming a soft form without a registered formula, or the reverse, fails at import.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxrank import _checks, _evaluate, _formulas, _ranks, _softrank, _table
+from jaxrank import _checks, _formulas, _options, _ranks, _softrank, _table
 from jaxrank._formulas import Options
 from jaxrank._ranks import Ranks
 
@@ -73,33 +80,166 @@ def _cutoff(r, k, tau):
   return 1.0 if k is None else jax.nn.sigmoid((k + 0.5 - r) / tau)
 
 
-def _formula(name, r, ranked, grades, ranks_, k, o: Options, tau):
-  """(value, empty) of one soft metric from slot soft ranks ``r``."""
-  rel = _formulas.relevant(ranks_, o)
-  nrel = jnp.sum(rel, axis=-1).astype(r.dtype)
-  c = jnp.where(ranked, _cutoff(r, k, tau), 0.0)
-  if name in ("dcg", "ndcg"):
-    # NDCG reads gains over the list's largest gain (no overflow; see relative_gains).
-    gains = (o.gain_of(grades) if name == "dcg"
-             else _formulas.relative_gains(grades, grades, o)).astype(r.dtype)
-    weight = o.discount_fn(r) * c
-    dcg = jnp.sum(jnp.where((grades > 0) & (weight > 0), gains * weight, 0.0), axis=-1)
-    if name == "dcg":
-      return dcg, ~jnp.any(grades > 0, axis=-1)
-    ideal = _formulas.ideal_dcg(ranks_, k, o, relative=True).astype(r.dtype)
-    return _divide(dcg, ideal), ~(ideal > 0)
+class SoftRanks(NamedTuple):
+  """What a soft formula reads: slot soft ranks ``r``, which slots are ranked, their grades,
+  and the exact rank core's view of the list (grades, sizes; its lo/hi say "not ranked")."""
+
+  r: jax.Array
+  ranked: jax.Array
+  grades: jax.Array
+  ranks: Ranks
+
+
+@dataclasses.dataclass(frozen=True)
+class SoftFormula:
+  """The soft counterpart of one exact metric: its formula and its public docstring."""
+
+  formula: Callable  # (SoftRanks, k, Options, tau) -> (value, empty) per list
+  doc: str  # the math and a runnable example; the options are added from jaxrank._options
+
+
+# metric name -> its soft formula; the public functions are those the metric table names
+# (``Metric.soft``), one per record, each checked to have its formula here.
+SOFT_FORMULAS: dict[str, SoftFormula] = {}
+
+
+def _register(name: str, doc: str) -> Callable[[Callable], Callable]:
+  def register(formula: Callable) -> Callable:
+    SOFT_FORMULAS[name] = SoftFormula(formula, doc)
+    return formula
+  return register
+
+
+def _hits(x: SoftRanks, k, o: Options, tau):
+  """(relevant slots, their number, each one's smooth cutoff weight c_i)."""
+  rel = _formulas.relevant(x.ranks, o)
+  nrel = jnp.sum(rel, axis=-1).astype(x.r.dtype)
+  return rel, nrel, jnp.where(x.ranked, _cutoff(x.r, k, tau), 0.0)
+
+
+def _dcg_of(x: SoftRanks, k, o: Options, tau, gains):
+  weight = o.discount_fn(x.r) * jnp.where(x.ranked, _cutoff(x.r, k, tau), 0.0)
+  gains = gains.astype(x.r.dtype)
+  return jnp.sum(jnp.where((x.grades > 0) & (weight > 0), gains * weight, 0.0), axis=-1)
+
+
+@_register("dcg", r"""Soft DCG at k: DCG at the soft ranks with a smooth cutoff.
+
+  .. math:: \mathrm{DCG}@k = \sum_i \mathrm{gain}(y_i)\, \mathrm{discount}(r_i)\,
+     \sigma\big((k + \tfrac12 - r_i)/\tau\big)
+
+  Example:
+    >>> import jaxrank
+    >>> round(float(jaxrank.soft_dcg([[3.0, 2.0, 1.0]], [[0, 1, 1]], temperature=1e-3)[0]), 4)
+    1.1309
+""")
+def _dcg(x, k, o, tau):
+  return _dcg_of(x, k, o, tau, o.gain_of(x.grades)), ~jnp.any(x.grades > 0, axis=-1)
+
+
+@_register("ndcg", r"""Soft NDCG at k (the softsort / ApproxNDCG family): soft DCG over the
+  exact ideal DCG, which needs only the sorted grades.
+
+  .. math:: \mathrm{NDCG}@k = \mathrm{DCG}@k(r) / \mathrm{IDCG}@k
+
+  Range: non-negative, and 1 at most in the limit; soft ranks of several relevant items can
+  overlap, so at large temperatures the value may slightly exceed the exact one.
+
+  Example:
+    >>> import jaxrank
+    >>> round(float(jaxrank.soft_ndcg([[3.0, 2.0, 1.0]], [[1, 5, 3]], temperature=1e-3)[0]), 4)
+    0.7649
+""")
+def _ndcg(x, k, o, tau):
+  # Gains over the list's largest gain (no overflow; see relative_gains), as the exact NDCG.
+  dcg = _dcg_of(x, k, o, tau, _formulas.relative_gains(x.grades, x.grades, o))
+  ideal = _formulas.ideal_dcg(x.ranks, k, o, relative=True).astype(x.r.dtype)
+  return _divide(dcg, ideal), ~(ideal > 0)
+
+
+@_register("precision", r"""Soft precision at k, in [0, 1].
+
+  .. math:: P@k = \sum_{i \text{ relevant}} \sigma\big((k + \tfrac12 - r_i)/\tau\big) / D
+
+  ``D`` as in :func:`jaxrank.precision`.
+
+  Example:
+    >>> import jaxrank
+    >>> float(jaxrank.soft_precision([[3.0, 2.0, 1.0]], [[1, 0, 1]], k=2, temperature=1e-3)[0])
+    0.5
+""")
+def _precision(x, k, o, tau):
+  rel, nrel, c = _hits(x, k, o, tau)
   hits = jnp.sum(jnp.where(rel, c, 0.0), axis=-1)
-  empty = nrel == 0
-  if name == "precision":
-    return hits / jnp.maximum(_formulas.precision_denominator(ranks_, k, o), 1), empty
-  if name == "recall":
-    return _divide(hits, nrel), empty
-  if name == "hit_rate":
-    return 1.0 - jnp.prod(jnp.where(rel, 1.0 - c, 1.0), axis=-1), empty
-  if name == "reciprocal_rank":
-    return jnp.max(jnp.where(rel, c / r, 0.0), axis=-1, initial=0.0), empty
+  return hits / jnp.maximum(_formulas.precision_denominator(x.ranks, k, o), 1), nrel == 0
+
+
+@_register("recall", r"""Soft recall at k, in [0, 1].
+
+  .. math:: R@k = \sum_{i \text{ relevant}} \sigma\big((k + \tfrac12 - r_i)/\tau\big) / R
+
+  Example:
+    >>> import jaxrank
+    >>> float(jaxrank.soft_recall([[3.0, 2.0, 1.0]], [[1, 0, 1]], k=2, temperature=1e-3)[0])
+    0.5
+""")
+def _recall(x, k, o, tau):
+  rel, nrel, c = _hits(x, k, o, tau)
+  return _divide(jnp.sum(jnp.where(rel, c, 0.0), axis=-1), nrel), nrel == 0
+
+
+@_register("hit_rate", r"""Soft hit rate at k: the probability that some relevant item is
+  in the top k when each is independently with probability :math:`c_i`, in [0, 1].
+
+  .. math:: HR@k = 1 - \prod_{i \text{ relevant}} \big(1 - \sigma((k + \tfrac12 - r_i)/\tau)\big)
+
+  Example:
+    >>> import jaxrank
+    >>> float(jaxrank.soft_hit_rate([[3.0, 2.0, 1.0]], [[0, 0, 1]], k=2, temperature=1e-3)[0])
+    0.0
+""")
+def _hit_rate(x, k, o, tau):
+  rel, nrel, c = _hits(x, k, o, tau)
+  return 1.0 - jnp.prod(jnp.where(rel, 1.0 - c, 1.0), axis=-1), nrel == 0
+
+
+@_register("reciprocal_rank", r"""Soft reciprocal rank, in [0, 1].
+
+  .. math:: RR@k = \max_{i \text{ relevant}} \sigma\big((k + \tfrac12 - r_i)/\tau\big) / r_i
+
+  The max passes its gradient to the best-ranked relevant item.
+
+  Example:
+    >>> import jaxrank
+    >>> float(jaxrank.soft_reciprocal_rank([[3.0, 2.0, 1.0]], [[0, 1, 1]], temperature=1e-3)[0])
+    0.5
+""")
+def _reciprocal_rank(x, k, o, tau):
+  rel, nrel, c = _hits(x, k, o, tau)
+  return jnp.max(jnp.where(rel, c / x.r, 0.0), axis=-1, initial=0.0), nrel == 0
+
+
+@_register("average_precision", r"""Soft average precision (Smooth-AP, Brown et al. 2020), in
+  [0, 1].
+
+  .. math:: AP@k = \frac1D \sum_{i \text{ rel}} c_i\,
+     \frac{1 + \sum_{j \text{ rel},\, j \ne i} \sigma((r_i - r_j)/\tau)}{r_i}
+
+  ``ap_denominator`` as in :func:`jaxrank.average_precision` (``"retrieved"`` uses
+  :math:`\sum c_i`). O(R^2) per list on top of the ranks.
+
+  Example:
+    >>> import jaxrank
+    >>> s, y = [[5., 4, 3, 2, 1]], [[1, 0, 0, 1, 1]]
+    >>> round(float(jaxrank.soft_average_precision(s, y, temperature=1e-3)[0]), 4)
+    0.7
+""")
+def _average_precision(x, k, o, tau):
   # Smooth-AP: precision at each relevant item's soft rank, relevant items ahead by a sigmoid.
-  both = (rel & ranked)[..., None, :] & ~jnp.eye(r.shape[-1], dtype=bool)
+  rel, nrel, c = _hits(x, k, o, tau)
+  r = x.r
+  hits = jnp.sum(jnp.where(rel, c, 0.0), axis=-1)
+  both = (rel & x.ranked)[..., None, :] & ~jnp.eye(r.shape[-1], dtype=bool)
   ahead = jnp.sum(jnp.where(both, jax.nn.sigmoid((r[..., :, None] - r[..., None, :]) / tau), 0.0),
                   axis=-1)
   total = jnp.sum(jnp.where(rel, c * (1.0 + ahead) / r, 0.0), axis=-1)
@@ -107,7 +247,7 @@ def _formula(name, r, ranked, grades, ranks_, k, o: Options, tau):
     denom = nrel if o.ap_denominator != "retrieved" else hits
   else:
     denom = jnp.minimum(nrel, min(k, r.shape[-1])) if o.ap_denominator == "min_k" else hits
-  return _divide(total, denom), empty
+  return _divide(total, denom), nrel == 0
 
 
 @functools.partial(jax.jit, static_argnames=("name", "k", "options", "operator"))
@@ -126,140 +266,57 @@ def _soft_metric(scores, valid, slot_index, ranked, grades, count, temperature, 
   unranked = jnp.full(grades.shape, n + 1, jnp.int32)
   ranks_ = Ranks(lo=unranked, hi=unranked, grades=grades, num_items=num_items,
                  overflow=overflow, size=n)
-  value, empty = _formula(name, r, ranked, grades, ranks_, k, options, tau)
+  value, empty = SOFT_FORMULAS[name].formula(SoftRanks(r, ranked, grades, ranks_), k, options,
+                                             tau)
   return _formulas.finish(value, empty, ranks_, options)
 
 
-def _soft(name: str, doc: str):
-  if _table.METRICS[name].soft != "soft_" + name:  # the table names each soft counterpart
-    raise AssertionError(f"the metric table does not list soft_{name} as {name}'s soft form")
-
-  def metric(scores: ArrayLike, labels: ArrayLike | None = None, *,
-             relevant_ids: ArrayLike | None = None, relevant_grades: ArrayLike | None = None,
-             k: int | None = None, where: ArrayLike | None = None, threshold: float = 1,
-             gain: str | Callable = "linear", discount: Callable | None = None,
-             empty: str = "zero", ap_denominator: str = "all",
-             precision_denominator: str = "k", temperature: float = 1.0,
-             cutoff_temperature: float | None = None, operator: str = "sigmoid",
-             max_relevant: int | None = None) -> jax.Array:
-    k = _checks.check_k(k)
-    temperature = _softrank.check_temperature("temperature", temperature)
-    tau = temperature if cutoff_temperature is None else _softrank.check_temperature(
-        "cutoff_temperature", cutoff_temperature)
-    _checks.check_choice("operator", operator, _softrank.OPERATORS)
-    options = _evaluate.make_options(threshold=threshold, gain=gain, discount=discount,
-                                     empty=empty, ap_denominator=ap_denominator,
-                                     precision_denominator=precision_denominator)
-    inputs = _inputs(scores, labels, relevant_ids, relevant_grades, where, max_relevant)
-    return _soft_metric(*inputs, temperature, tau, name=name, k=k, options=options,
-                        operator=operator)
-
-  metric.__name__ = metric.__qualname__ = "soft_" + name
-  metric.__doc__ = doc + _COMMON
-  return metric
-
-
-_COMMON = """
-  Common options (as the exact metrics, plus):
-    relevant_ids, relevant_grades: the sparse form instead of ``labels``: ``[..., r]`` ids in
-      ``[0, n)`` of the relevant items (``-1`` pads) and their grades (default 1).
-    temperature: the operator's temperature (``jaxrank.soft_ranks``: score units for
-      ``"sigmoid"``, ``"neuralsort"``, ``"softsort"``; the regularisation strength for
-      ``"fast_l2"``/``"fast_kl"``).
-    cutoff_temperature: the temperature, in rank units, of the smooth cutoff at ``k`` and of
-      the pairwise step between relevant items (default: ``temperature``).
-    operator: ``"sigmoid"`` (default; O(R n)), ``"neuralsort"``, ``"softsort"``, ``"fast_l2"``,
-      ``"fast_kl"``.
-    max_relevant: slots per list for dense labels (``None``: computed from concrete labels, ``n``
-      under ``jit``; pass it there to keep the O(R n) cost).
-  Lists without relevant items follow ``empty``; their value and gradient are finite.
+_INPUTS_DOC = """
+  Inputs as the exact metrics' (dense ``scores``/``labels``/``where``), or the sparse form:
+  ``relevant_ids``/``relevant_grades``: ``[..., r]`` ids in ``[0, n)`` of the relevant items
+  (``-1`` pads) and their grades (default 1), instead of ``labels``. With dense labels and
+  ``max_relevant=None`` the slots are counted from concrete labels, and are ``n`` under ``jit``:
+  pass ``max_relevant`` there to keep the O(R n) cost. Lists without relevant items follow
+  ``empty``; their value and gradient are finite.
 """
 
-soft_dcg = _soft("dcg", r"""Soft DCG at k: DCG at the soft ranks with a smooth cutoff.
 
-  .. math:: \mathrm{DCG}@k = \sum_i \mathrm{gain}(y_i)\, \mathrm{discount}(r_i)\,
-     \sigma\big((k + \tfrac12 - r_i)/\tau\big)
+def _soft(metric: _table.Metric) -> Callable:
+  """The public soft function of a metric of the table: its soft formula, the soft options."""
+  name = metric.name
+  if name not in SOFT_FORMULAS:
+    raise AssertionError(f"the metric table names {metric.soft} as {name}'s soft form, but "
+                         f"jaxrank._soft registers no soft formula for {name}")
 
-  Example:
-    >>> import jaxrank
-    >>> round(float(jaxrank.soft_dcg([[3.0, 2.0, 1.0]], [[0, 1, 1]], temperature=1e-3)[0]), 4)
-    1.1309
-""")
+  def soft_metric(scores: ArrayLike, labels: ArrayLike | None = None, *,
+                  relevant_ids: ArrayLike | None = None,
+                  relevant_grades: ArrayLike | None = None, **options) -> jax.Array:
+    k = _checks.check_k(options["k"])
+    temperature = _options.check("temperature", options["temperature"])
+    tau = _options.check("cutoff_temperature", options["cutoff_temperature"])
+    tau = temperature if tau is None else tau
+    operator = _options.check("operator", options["operator"])
+    formula_options = _options.make_options(**{n: options[n] for n in _options.SOFT
+                                               if _options.declared(n).kind == "formula"})
+    inputs = _inputs(scores, labels, relevant_ids, relevant_grades, options["where"],
+                     options["max_relevant"])
+    return _soft_metric(*inputs, temperature, tau, name=name, k=k, options=formula_options,
+                        operator=operator)
 
-soft_ndcg = _soft("ndcg", r"""Soft NDCG at k (the softsort / ApproxNDCG family): soft DCG over the
-  exact ideal DCG, which needs only the sorted grades.
+  soft_metric.__name__ = soft_metric.__qualname__ = metric.soft
+  doc = SOFT_FORMULAS[name].doc
+  at = doc.index("\n  Example:")
+  soft_metric.__doc__ = doc[:at] + _INPUTS_DOC + doc[at:]
+  return _options.takes(_options.SOFT, after="relevant_grades")(soft_metric)
 
-  .. math:: \mathrm{NDCG}@k = \mathrm{DCG}@k(r) / \mathrm{IDCG}@k
 
-  Range: non-negative, and 1 at most in the limit; soft ranks of several relevant items can
-  overlap, so at large temperatures the value may slightly exceed the exact one.
-
-  Example:
-    >>> import jaxrank
-    >>> round(float(jaxrank.soft_ndcg([[3.0, 2.0, 1.0]], [[1, 5, 3]], temperature=1e-3)[0]), 4)
-    0.7649
-""")
-
-soft_precision = _soft("precision", r"""Soft precision at k, in [0, 1].
-
-  .. math:: P@k = \sum_{i \text{ relevant}} \sigma\big((k + \tfrac12 - r_i)/\tau\big) / D
-
-  ``D`` as in :func:`jaxrank.precision`.
-
-  Example:
-    >>> import jaxrank
-    >>> float(jaxrank.soft_precision([[3.0, 2.0, 1.0]], [[1, 0, 1]], k=2, temperature=1e-3)[0])
-    0.5
-""")
-
-soft_recall = _soft("recall", r"""Soft recall at k, in [0, 1].
-
-  .. math:: R@k = \sum_{i \text{ relevant}} \sigma\big((k + \tfrac12 - r_i)/\tau\big) / R
-
-  Example:
-    >>> import jaxrank
-    >>> float(jaxrank.soft_recall([[3.0, 2.0, 1.0]], [[1, 0, 1]], k=2, temperature=1e-3)[0])
-    0.5
-""")
-
-soft_hit_rate = _soft("hit_rate", r"""Soft hit rate at k: the probability that some relevant item is
-  in the top k when each is independently with probability :math:`c_i`, in [0, 1].
-
-  .. math:: HR@k = 1 - \prod_{i \text{ relevant}} \big(1 - \sigma((k + \tfrac12 - r_i)/\tau)\big)
-
-  Example:
-    >>> import jaxrank
-    >>> float(jaxrank.soft_hit_rate([[3.0, 2.0, 1.0]], [[0, 0, 1]], k=2, temperature=1e-3)[0])
-    0.0
-""")
-
-soft_reciprocal_rank = _soft("reciprocal_rank", r"""Soft reciprocal rank, in [0, 1].
-
-  .. math:: RR@k = \max_{i \text{ relevant}} \sigma\big((k + \tfrac12 - r_i)/\tau\big) / r_i
-
-  The max passes its gradient to the best-ranked relevant item.
-
-  Example:
-    >>> import jaxrank
-    >>> float(jaxrank.soft_reciprocal_rank([[3.0, 2.0, 1.0]], [[0, 1, 1]], temperature=1e-3)[0])
-    0.5
-""")
-
-soft_average_precision = _soft("average_precision", r"""Soft average precision (Smooth-AP,
-  Brown et al. 2020), in [0, 1].
-
-  .. math:: AP@k = \frac1D \sum_{i \text{ rel}} c_i\,
-     \frac{1 + \sum_{j \text{ rel},\, j \ne i} \sigma((r_i - r_j)/\tau)}{r_i}
-
-  ``ap_denominator`` as in :func:`jaxrank.average_precision` (``"retrieved"`` uses
-  :math:`\sum c_i`). O(R^2) per list on top of the ranks.
-
-  Example:
-    >>> import jaxrank
-    >>> s, y = [[5., 4, 3, 2, 1]], [[1, 0, 0, 1, 1]]
-    >>> round(float(jaxrank.soft_average_precision(s, y, temperature=1e-3)[0]), 4)
-    0.7
-""")
+# One public soft function per metric whose record names a soft form (jaxrank.soft_ndcg, ...).
+FUNCTIONS: dict[str, Callable] = {m.soft: _soft(m) for m in _table.METRICS.values() if m.soft}
+_unnamed = sorted(set(SOFT_FORMULAS) - {m.name for m in _table.METRICS.values() if m.soft})
+if _unnamed:
+  raise AssertionError(f"soft formulas registered for {_unnamed}, whose records in the metric "
+                       f"table name no soft form (Metric.soft)")
+globals().update(FUNCTIONS)
 
 
 def as_loss(metric: Callable) -> Callable:
@@ -309,6 +366,6 @@ def _named_loss(metric: Callable) -> Callable:
   return loss
 
 
-soft_ndcg_loss = _named_loss(soft_ndcg)
-soft_average_precision_loss = _named_loss(soft_average_precision)
-soft_reciprocal_rank_loss = _named_loss(soft_reciprocal_rank)
+soft_ndcg_loss = _named_loss(FUNCTIONS["soft_ndcg"])
+soft_average_precision_loss = _named_loss(FUNCTIONS["soft_average_precision"])
+soft_reciprocal_rank_loss = _named_loss(FUNCTIONS["soft_reciprocal_rank"])

@@ -68,7 +68,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from jaxrank import _checks, _evaluate, _ranks
+from jaxrank import _checks, _evaluate, _options, _ranks
 from jaxrank._ranks import Ranks
 
 __all__ = ["Result", "default_block_sizes", "dot", "evaluate", "pad_csr", "ranks"]
@@ -305,16 +305,14 @@ def ranks(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
   return Result(metrics={}, ranks=r, top_ids=tids, top_scores=tscores)
 
 
+@_options.takes(_options.FACE_OPTIONS, after="reduce")
 def evaluate(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
              metrics: Sequence[str] = _evaluate.DEFAULT_METRICS, *,
              relevant_grades: ArrayLike | None = None, exclude_ids: Any = None,
              score_fn: Callable[[jax.Array, jax.Array], jax.Array] | None = None,
-             top_k: int | None = None, reduce: str | None = None, threshold: float = 1,
-             gain: str | Callable = "linear", discount: Callable | None = None,
-             ties: str = "average", empty: str = "zero", ap_denominator: str = "all",
-             precision_denominator: str = "k", beta: float = 1.0,
+             top_k: int | None = None, reduce: str | None = None,
              user_block: int | None = None, item_block: int | None = None,
-             method: str = "auto") -> Result:
+             method: str = "auto", **options: Any) -> Result:
   """Metrics of every user's held-out items ranked over the whole catalog (seen items excluded).
 
   One walk over the catalog (:func:`ranks`), then every metric from the rank core, exactly as
@@ -346,9 +344,8 @@ def evaluate(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
   metrics = _evaluate.metric_list(metrics)
   if reduce not in (None, "mean"):
     raise ValueError(f"reduce must be None or 'mean', got {reduce!r}")
-  options = _evaluate.make_options(threshold=threshold, gain=gain, discount=discount, ties=ties,
-                                   empty=empty, ap_denominator=ap_denominator,
-                                   precision_denominator=precision_denominator, beta=beta)
+  ties, empty = options["ties"], options["empty"]
+  options = _evaluate.make_options(**options)
   specs = tuple(_evaluate.parse_metric(name) for name in metrics)
   out = ranks(query_emb, item_emb, relevant_ids, relevant_grades, exclude_ids=exclude_ids,
               score_fn=score_fn, top_k=top_k, ties=ties, user_block=user_block,

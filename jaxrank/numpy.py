@@ -33,7 +33,7 @@ import jax
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jaxrank import _checks, _evaluate, _hostrank, _ranks, _trec, io
+from jaxrank import _checks, _evaluate, _hostrank, _options, _ranks, _trec, io
 
 __all__ = ["DEFAULT_METRICS", "evaluate", "evaluate_ranked", "evaluate_run"]
 
@@ -41,7 +41,7 @@ DEFAULT_METRICS = _evaluate.DEFAULT_METRICS
 _Result = dict[str, Any]
 
 
-def _options(ties: str, **kw):
+def _make_options(ties: str, **kw):
   return _evaluate.make_options(ties="first" if ties in _trec.ORDERED else ties, **kw)
 
 
@@ -482,13 +482,11 @@ def _check_grades(lead, lists, index, grades, what: str) -> None:
                      f"NaN; got {grades[i]:g}")
 
 
+@_options.takes(_options.FACE_OPTIONS, first=("ties",))
 def evaluate(scores: ArrayLike | Sequence[Sequence[float]],
              labels: ArrayLike | Sequence[Sequence[float]],
              metrics: Sequence[str] | str = DEFAULT_METRICS, *, where: ArrayLike | None = None,
-             reduce: str | None = None, ties: str = "average", threshold: float = 1,
-             gain: str | Callable = "linear", discount: Callable | None = None,
-             empty: str = "zero", ap_denominator: str = "all",
-             precision_denominator: str = "k", beta: float = 1.0) -> _Result:
+             reduce: str | None = None, **options: Any) -> _Result:
   """Metrics of scored lists: arrays ``[..., n]`` or ragged lists of lists of numbers.
 
   Same names and options as :func:`jaxrank.evaluate`; ``where`` masks padding of array input.
@@ -512,14 +510,13 @@ def evaluate(scores: ArrayLike | Sequence[Sequence[float]],
     {'map': [0.5833, 0.5], 'mrr': [0.5, 0.5]}
   """
   _check_reduce(reduce)
+  ties, empty = options["ties"], options["empty"]
   if ties not in ("average", "optimistic", "pessimistic", "first"):
     hint = " (the doc-id order needs doc ids: use evaluate_run)" if ties == "trec" else ""
     raise ValueError("ties must be one of ['average', 'optimistic', 'pessimistic', 'first'] for "
                      f"scores and labels, got {ties!r}{hint}")
   names, specs = _metric_specs(metrics)
-  options = _options(ties, threshold=threshold, gain=gain, discount=discount, empty=empty,
-                     ap_denominator=ap_denominator, precision_denominator=precision_denominator,
-                     beta=beta)
+  options = _make_options(**options)
   values = _rectangular_values(scores, labels, where, specs=specs, options=options)
   if values is not None:
     lead = np.shape(scores)[:-1]
@@ -827,14 +824,12 @@ def _codes(rec: _Side, rel: _Side) -> tuple[np.ndarray, np.ndarray, Callable[[in
   return inverse.reshape(-1), uniq.size, lambda c: uniq[c].item()
 
 
+@_options.takes(_options.FACE_OPTIONS, skip=("ties",))  # ranked ids have no ties
 def evaluate_ranked(recommended: Sequence[Sequence] | ArrayLike | Mapping[Any, Sequence],
                     relevant: Sequence[Any] | ArrayLike | Mapping[Any, Any],
                     metrics: Sequence[str] | str = DEFAULT_METRICS, *,
                     relevant_grades: Sequence[Sequence[float]] | ArrayLike | None = None,
-                    reduce: str | None = None, threshold: float = 1,
-                    gain: str | Callable = "linear", discount: Callable | None = None,
-                    empty: str = "zero", ap_denominator: str = "all",
-                    precision_denominator: str = "k", beta: float = 1.0) -> _Result:
+                    reduce: str | None = None, **options: Any) -> _Result:
   """Metrics of ranked item-id lists (no scores, so no ties) against relevant ids.
 
   The rank of a recommended item is 1 + the number of ids before it in its user's list; a
@@ -873,9 +868,8 @@ def evaluate_ranked(recommended: Sequence[Sequence] | ArrayLike | Mapping[Any, S
   """
   _check_reduce(reduce)
   names, specs = _metric_specs(metrics)
-  options = _options("first", threshold=threshold, gain=gain, discount=discount, empty=empty,
-                     ap_denominator=ap_denominator, precision_denominator=precision_denominator,
-                     beta=beta)
+  empty = options["empty"]
+  options = _make_options("first", **options)
   keys, rec_table, rel_table, grades_table = _users(recommended, relevant, relevant_grades)
   values = _array_ranked_values(*_as_id_arrays(rec_table, rel_table, grades_table),
                                  specs=specs, options=options)
@@ -997,14 +991,13 @@ def _keyed(keys, values: np.ndarray, reduce, empty):
 # pytrec_eval-style dicts and TREC runs.
 
 
+@_options.takes(_options.FACE_OPTIONS, skip=("ties", "threshold"))  # its own: "trec", int
 def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
                  qrels: io.Qrels | Mapping[str, Mapping[str, int]],
                  metrics: Sequence[str] | str = ("map", "ndcg", "P_10"), *,
                  ties: str = "trec", float32: bool = False, max_docs: int | None = None,
                  complete: bool = False, reduce: str | None = None, threshold: int = 1,
-                 gain: str | Callable = "linear", discount: Callable | None = None,
-                 empty: str = "zero", ap_denominator: str = "all",
-                 precision_denominator: str = "k", beta: float = 1.0) -> _Result:
+                 **options: Any) -> _Result:
   """Evaluates a run against qrels the trec_eval way, from dicts or :mod:`jaxrank.io` objects.
 
   Args:
@@ -1061,9 +1054,8 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
                        f"ask for one, e.g. {printed[0]!r}")
     plan.append((name, "trec", printed[0]))
     requests.append(request)  # parsed once: re-parsing would merge P.1 and P.2 (first wins)
-  options = _options(ties, threshold=threshold, gain=gain, discount=discount, empty=empty,
-                     ap_denominator=ap_denominator, precision_denominator=precision_denominator,
-                     beta=beta)
+  empty = options["empty"]
+  options = _make_options(ties, threshold=threshold, **options)
   result = _trec.evaluate_run(run, qrels, requests,
                               ties=ties, float32=float32, max_docs=max_docs, complete=complete,
                               threshold=threshold, core_specs=core_specs, options=options,

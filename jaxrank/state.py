@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import jax
@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxrank import _checks, _evaluate
+from jaxrank import _checks, _evaluate, _options
 from jaxrank._formulas import Options
 from jaxrank._ranks import Ranks
 
@@ -106,11 +106,9 @@ class MetricState:
   method: str = "auto"
 
   @classmethod
-  def init(cls, metrics: Sequence[str] | str = _evaluate.DEFAULT_METRICS, *,
-           threshold: float = 1, gain: str | Callable = "linear",
-           discount: Callable | None = None, ties: str = "average", empty: str = "zero",
-           ap_denominator: str = "all", precision_denominator: str = "k", beta: float = 1.0,
-           max_relevant: int | None = None, method: str = "auto") -> MetricState:
+  @_options.takes(_options.FACE_OPTIONS + ("max_relevant", "method"))
+  def init(cls, metrics: Sequence[str] | str = _evaluate.DEFAULT_METRICS,
+           **options: Any) -> MetricState:
     """An empty state for ``metrics`` (names as in :func:`jaxrank.evaluate`) and options.
 
     ``max_relevant`` bounds the relevant items per list of every batch given to :meth:`update`
@@ -124,9 +122,8 @@ class MetricState:
       (('mrr',), [0])
     """
     names = tuple(_evaluate.metric_list(metrics))
-    options = _evaluate.make_options(threshold=threshold, gain=gain, discount=discount,
-                                     ties=ties, empty=empty, ap_denominator=ap_denominator,
-                                     precision_denominator=precision_denominator, beta=beta)
+    max_relevant, method = options.pop("max_relevant"), options.pop("method")
+    options = _evaluate.make_options(**options)
     specs = tuple(_evaluate.parse_metric(name) for name in names)
     if max_relevant is not None:
       max_relevant = _checks.check_k(max_relevant, "max_relevant")
@@ -294,10 +291,9 @@ class HostMetricState:
   counts: tuple[int, ...]
 
   @classmethod
-  def init(cls, metrics: Sequence[str] | str = _evaluate.DEFAULT_METRICS, *,
-           ties: str = "average", threshold: float = 1, gain: str | Callable = "linear",
-           discount: Callable | None = None, empty: str = "zero", ap_denominator: str = "all",
-           precision_denominator: str = "k", beta: float = 1.0) -> HostMetricState:
+  @_options.takes(_options.FACE_OPTIONS, first=("ties",))
+  def init(cls, metrics: Sequence[str] | str = _evaluate.DEFAULT_METRICS,
+           **options: Any) -> HostMetricState:
     """An empty host state; options as in :func:`jaxrank.numpy.evaluate`.
 
     Example:
@@ -308,9 +304,7 @@ class HostMetricState:
     names = tuple(_evaluate.metric_list(metrics))
     for name in names:
       _evaluate.parse_metric(name)
-    options = dict(ties=ties, threshold=threshold, gain=gain, discount=discount, empty=empty,
-                   ap_denominator=ap_denominator, precision_denominator=precision_denominator,
-                   beta=beta)
+    ties = options["ties"]
     _evaluate.make_options(**{**options, "ties": "first" if ties == "trec" else ties})
     return cls(metrics=names, options=options, sums=((0.0, 0.0),) * len(names),
                counts=(0,) * len(names))
