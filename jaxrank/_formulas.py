@@ -157,21 +157,51 @@ def _window(lo, hi, cap):
   return a, b, (b - a)
 
 
+# Below this many slots per list the pairwise form is faster on CPU (1000 x 64: 1.6 ms against
+# 7.4 ms for the sort; 500 x 128: 17 ms against 7.5 ms) and its [lists, m, m] temporary is at
+# most 64 times one [lists, m] array.
+PAIRWISE_SLOTS = 64
+
+
 def positions(r: Ranks, ties: str) -> tuple[jax.Array, jax.Array]:
   """The (lo, hi) the formulas read under a tie policy; non-average policies give lo == hi.
 
   ``"optimistic"`` puts each tie group's relevant items first, higher grades first, then in slot
-  order; ``"pessimistic"`` puts them last, lower grades first, then in reverse slot order. One
-  sort of each list's slots by (group, grade order, slot order), as the average path's
-  :func:`_group_counts`: an item's place in its group is the number of relevant slots sorted
-  before it within the group. O(m log m) time and O(m) memory per list (m slots), where a
-  pairwise comparison would take O(m^2).
+  order; ``"pessimistic"`` puts them last, lower grades first, then in reverse slot order. Up to
+  :data:`PAIRWISE_SLOTS` slots per list by comparing every pair of slots
+  (:func:`positions_pairwise`), beyond by one sort per list (:func:`positions_sorted`): O(m log m)
+  time and O(m) memory per list.
   """
   if r.resolved or ties == "average":
     return r.lo, r.hi
   if ties == "first":
     raise ValueError("ties='first' needs the order of tied items: build the Ranks with "
                      "ties='first' (e.g. jaxrank.from_dense(..., ties='first')) or pass scores")
+  if r.lo.shape[-1] <= PAIRWISE_SLOTS:
+    return positions_pairwise(r, ties)
+  return positions_sorted(r, ties)
+
+
+def positions_pairwise(r: Ranks, ties: str) -> tuple[jax.Array, jax.Array]:
+  """:func:`positions` by a ``[lists, m, m]`` comparison of every pair of slots."""
+  positive = r.grades > 0
+  same = positive[..., None, :] & (r.lo[..., None, :] == r.lo[..., :, None])
+  gi, gj = r.grades[..., :, None], r.grades[..., None, :]
+  idx = jnp.arange(r.lo.shape[-1])
+  if ties == "optimistic":  # relevant first, higher grades first, then slot order
+    ahead = same & ((gj > gi) | ((gj == gi) & (idx[None, :] < idx[:, None])))
+    pos = r.lo + jnp.sum(ahead, axis=-1, dtype=jnp.int32)
+  else:  # pessimistic: relevant last, lower grades first
+    behind = same & ((gj > gi) | ((gj == gi) & (idx[None, :] > idx[:, None])))
+    pos = r.hi - jnp.sum(behind, axis=-1, dtype=jnp.int32)
+  pos = jnp.where(r.lo > r.size, r.lo, pos)  # unranked slots stay unranked (see below)
+  return pos, pos
+
+
+def positions_sorted(r: Ranks, ties: str) -> tuple[jax.Array, jax.Array]:
+  """:func:`positions` by one sort of each list's slots by (group, grade order, slot order), as
+  the average path's :func:`_group_counts`: an item's place in its group is the number of
+  relevant slots sorted before it within the group."""
   m = r.lo.shape[-1]
   idx = jnp.broadcast_to(jnp.arange(m, dtype=jnp.int32), r.lo.shape)
   positive = r.grades > 0

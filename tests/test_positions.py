@@ -1,6 +1,6 @@
 """Optimistic / pessimistic positions of tied relevant items (``_formulas.positions``).
 
-The sort-based positions are checked against the pairwise ``[lists, m, m]`` formula they replace
+The sort-based positions (taken beyond ``PAIRWISE_SLOTS`` slots per list) are checked against the pairwise ``[lists, m, m]`` formula they replace
 (kept here as the reference), on Ranks built from random tied scores (graded labels, padding,
 relevant items that were not retrieved, lists without relevant items) and on arbitrary slot
 arrays; and their compiled temporary memory is checked to be O(lists x m), not O(lists x m^2).
@@ -43,7 +43,7 @@ def pairwise_positions(r: Ranks, ties: str):
 
 @functools.partial(jax.jit, static_argnames="ties")
 def both(r: Ranks, ties: str):
-  return _formulas.positions(r, ties), pairwise_positions(r, ties)
+  return _formulas.positions_sorted(r, ties), pairwise_positions(r, ties)
 
 
 def assert_same(r: Ranks, ties: str):
@@ -137,7 +137,7 @@ def test_positions_memory_is_linear_in_the_slots(ties):
   def fn(lo, hi, grades):
     r = Ranks(lo=lo, hi=hi, grades=grades, num_items=jnp.full((lists,), 3 * m, jnp.int32),
               overflow=jnp.zeros((lists,), bool), size=3 * m)
-    return _formulas.positions(r, ties)[0]
+    return _formulas.positions(r, ties)[0]  # m > PAIRWISE_SLOTS: the sort
 
   shapes = (jax.ShapeDtypeStruct((lists, m), jnp.int32),) * 2 + (
       jax.ShapeDtypeStruct((lists, m), jnp.float32),)
@@ -146,3 +146,15 @@ def test_positions_memory_is_linear_in_the_slots(ties):
     pytest.skip("this backend reports no memory analysis")
   one = lists * m * 4  # one int32 [lists, m] array: 1.6 MB
   assert analysis.temp_size_in_bytes <= 16 * one, (analysis.temp_size_in_bytes, one)
+
+
+@pytest.mark.parametrize("ties", POLICIES)
+def test_positions_take_the_pairwise_form_for_few_slots(ties):
+  rng = np.random.default_rng(1)
+  for m in (_formulas.PAIRWISE_SLOTS, _formulas.PAIRWISE_SLOTS + 1):
+    scores = rng.integers(0, 4, (6, 3 * m)).astype(np.float32)
+    labels = rng.integers(0, 3, scores.shape) * (rng.random(scores.shape) < 0.4)
+    r = jaxrank.from_dense(scores, labels, max_relevant=m)
+    got = _formulas.positions(r, ties)[0]
+    np.testing.assert_array_equal(got, pairwise_positions(r, ties)[0])
+    np.testing.assert_array_equal(got, _formulas.positions_sorted(r, ties)[0])
