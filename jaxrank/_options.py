@@ -250,7 +250,7 @@ SOFT_OPTIONS: dict[str, Option] = {o.name: o for o in [
 # The formula options that jaxrank.numpy, jaxrank.catalog.evaluate and the metric states take,
 # in signature order (each face may move ``ties`` or leave options out; see takes).
 FACE_OPTIONS = ("threshold", "gain", "discount", "ties", "empty", "ap_denominator",
-                "precision_denominator", "beta")
+                "precision_denominator", "beta", "persistence", "graded", "max_grade")
 # The options every soft metric takes, in signature order.
 SOFT = ("k", "where", "threshold", "gain", "discount", "empty", "ap_denominator",
         "precision_denominator", "temperature", "cutoff_temperature", "operator", "max_relevant")
