@@ -227,6 +227,19 @@ def params_of(name: str) -> tuple[str, dict[str, Any]] | None:
     >>> _irnames.params_of("RR@10")
     ('RR', {'cutoff': 10, 'rel': 1, 'judged_only': False})
   """
+  parsed = _written(name)
+  if parsed is None:
+    return None
+  measure, given = parsed
+  for key, param in MEASURES[measure].items():
+    if key not in given and param.default is not _MISSING:
+      given[key] = param.default
+  return measure, given
+
+
+def _written(name: str) -> tuple[str, dict[str, Any]] | None:
+  """``(measure, the parameters written in the name)``, checked; ``None`` when ``name`` is not
+  an ir_measures name."""
   if not is_name(name):
     return None
   match = _NAME.fullmatch(name)
@@ -260,12 +273,9 @@ def params_of(name: str) -> tuple[str, dict[str, Any]] | None:
                        f"integer, got {text!r}")
     given[key] = _check(name, measure, key, _value(name, key, text))
   for key, param in declared.items():
-    if key not in given:
-      if param.required:
-        raise ValueError(f"ir_measures measure {name!r}: {measure} needs its {key} "
-                         f"(e.g. {measure}@{10 if key == 'cutoff' else 0.5})")
-      if param.default is not _MISSING:
-        given[key] = param.default
+    if key not in given and param.required:
+      raise ValueError(f"ir_measures measure {name!r}: {measure} needs its {key} "
+                       f"(e.g. {measure}@{10 if key == 'cutoff' else 0.5})")
   if given.get("judged_only"):
     raise ValueError(f"ir_measures measure {name!r}: judged_only=True (trec_eval's -J) is not "
                      f"supported by jaxrank")
@@ -282,14 +292,15 @@ def parse(name: str) -> Target | None:
     >>> _irnames.parse("RR@10").order, _irnames.parse("RBP(p=0.5,rel=2)").options
     ('ascending', (('persistence', 0.5), ('threshold', 2)))
   """
-  parsed = params_of(name)
+  parsed = _written(name)
   if parsed is None:
     return None
-  measure, p = parsed
+  measure, written = parsed
+  _, p = params_of(name)
   cut = p.get("cutoff")
   options: dict[str, Any] = {}
-  if p.get("rel") is not None and measure != "RBP":
-    options["threshold"] = p["rel"]
+  if "rel" in written and measure != "RBP":  # not written: the call's threshold (default 1)
+    options["threshold"] = written["rel"]
   common = dict(name=name, measure=measure, summed=measure in SUMMED)
   if measure in ("SetP", "SetR", "SetF", "SetAP", "NumRel", "NumQ"):
     trec = TREC[measure]
@@ -297,13 +308,14 @@ def parse(name: str) -> Target | None:
       trec = "set_relative_P"
     if measure == "SetF":
       trec = f"set_F.{p['beta']!r}"
-    return Target(trec=trec, threshold=p.get("rel"), **common)
+    return Target(trec=trec, threshold=written.get("rel"), **common)
   if measure == "NumRet":
     if p.get("rel") is None:
       return Target(trec="num_ret", **common)
     return Target(trec="num_rel_ret", threshold=p["rel"], **common)
   if measure == "IPrec":
-    return Target(trec=f"iprec_at_recall.{p['recall']!r}", threshold=p["rel"], **common)
+    return Target(trec=f"iprec_at_recall.{p['recall']!r}", threshold=written.get("rel"),
+                  **common)
   if measure == "nDCG":
     if p["dcg"] == "exp-log2":
       options["gain"] = "exp2"
@@ -312,7 +324,8 @@ def parse(name: str) -> Target | None:
     return Target(core=CORE[measure], k=cut, options=tuple(options.items()), gains=gains,
                   **common)
   if measure == "RBP":
-    options["persistence"] = float(p["p"])
+    if "p" in written:  # not written: the call's persistence (default 0.8, as ir_measures)
+      options["persistence"] = float(written["p"])
     if p.get("rel") is None:
       options["graded"] = True  # ir_measures: rel NOT_PROVIDED means graded relevance
     else:
@@ -477,7 +490,8 @@ def evaluate_run(run, qrels, names, requests=(), *, ties: str = "trec", threshol
   base = (threshold, None, "trec", ())
   groups: dict[tuple, list[Target]] = {base: []} if requests else {}
   for t in targets:
-    own = () if t.trec else t.options
+    # set_F prints one name whatever its beta: each beta is evaluated on its own
+    own = ((("set_F", t.trec),) if t.trec.startswith("set_F") else ()) if t.trec else t.options
     order = t.order if ties == "trec" else "trec"
     groups.setdefault((t.threshold, t.gains, order, own), []).append(t)
   qids, per_query, summary, integer, printed = None, {}, {}, set(), []
@@ -493,7 +507,7 @@ def evaluate_run(run, qrels, names, requests=(), *, ties: str = "trec", threshol
     specs = tuple(dict.fromkeys((t.core, t.k) for t in members if not t.trec))
     group_ties = ties if order == "trec" else "first"
     options = _options.make_options(**{
-        **given, "threshold": level, **dict(own),
+        **given, "threshold": level, **{k: v for k, v in own if k != "set_F"},
         "ties": "first" if group_ties in _trec.ORDERED else group_ties})
     result = _trec.evaluate_run(
         _ascending(run) if order == "ascending" else run,
