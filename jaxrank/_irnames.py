@@ -108,8 +108,6 @@ CORE = {"Bpref": "bpref", "infAP": "infap", "Judged": "judged"} | {
 TREC = {"SetP": "set_P", "SetR": "set_recall", "SetF": "set_F", "SetAP": "set_map",
         "NumRet": "num_ret", "NumRel": "num_rel", "NumQ": "num_q", "IPrec": "iprec_at_recall",
         "Bpref": "bpref", "infAP": "infAP"}
-# Sums over queries, not means (ir_measures' SumAgg).
-SUMMED = ("NumRet", "NumRel", "NumQ")
 ORDERS = ("trec", "ascending", "input")
 _RBP_DEPTH = 1000  # cwl_eval's max_n: RBP(rel=r) reads the top 1000 documents
 
@@ -134,11 +132,10 @@ class Target:
   threshold: int | None = None
   gains: tuple[tuple[int, int], ...] | None = None
   order: str = "trec"
-  summed: bool = False
 
 
 _NAME = re.compile(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*(?:\((.*)\))?\s*(?:@\s*([^@()]+?))?\s*")
-_KEY = re.compile(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*=(.*)", re.S)
+_KEY = re.compile(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*=(.*)", re.DOTALL)
 
 
 def is_name(name: Any) -> bool:
@@ -211,10 +208,10 @@ def _check(name: str, measure: str, key: str, value: Any) -> Any:
   if key == "rel" and value <= 0:
     raise ValueError(f"ir_measures measure {name!r}: rel must be a positive integer (jaxrank "
                      f"and trec_eval count grades >= rel as relevant), got {value!r}")
-  if key == "gains":
-    if not all(type(g) is int and type(v) is int and v >= 0 for g, v in value.items()):
-      raise ValueError(f"ir_measures measure {name!r}: gains must map integer grades to "
-                       f"non-negative integer gains, got {value!r}")
+  if key == "gains" and not all(type(g) is int and type(v) is int and v >= 0
+                                for g, v in value.items()):
+    raise ValueError(f"ir_measures measure {name!r}: gains must map integer grades to "
+                     f"non-negative integer gains, got {value!r}")
   return value
 
 
@@ -301,7 +298,7 @@ def parse(name: str) -> Target | None:
   options: dict[str, Any] = {}
   if "rel" in written and measure != "RBP":  # not written: the call's threshold (default 1)
     options["threshold"] = written["rel"]
-  common = dict(name=name, measure=measure, summed=measure in SUMMED)
+  common = {"name": name, "measure": measure}
   if measure in ("SetP", "SetR", "SetF", "SetAP", "NumRel", "NumQ"):
     trec = TREC[measure]
     if measure == "SetP" and p["relative"]:

@@ -1063,8 +1063,9 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
                        f"ask for one, e.g. {printed[0]!r}")
     plan.append((name, printed[0]))
     requests.append(request)  # parsed once: re-parsing would merge P.1 and P.2 (first wins)
-  given = dict(gain=gain, discount=discount, empty=empty, ap_denominator=ap_denominator,
-               precision_denominator=precision_denominator, beta=beta)
+  given = {"gain": gain, "discount": discount, "empty": empty,
+           "ap_denominator": ap_denominator, "precision_denominator": precision_denominator,
+           "beta": beta}
   _options(ties, threshold=threshold, **given)  # checked even when every name sets its own
   result = _irnames.evaluate_run(run, qrels, others, requests, ties=ties, threshold=threshold,
                                  given=given, float32=float32, max_docs=max_docs,

@@ -220,3 +220,31 @@ def test_bpref_infap_judged_before_the_core_has_them():
   for name in ("Bpref", "infAP", "Judged@10"):
     with pytest.raises(ValueError, match="not available in jaxrank.evaluate"):
       jaxrank.evaluate([[0.3, 0.2]], [[1, 0]], [name])
+
+
+@pytest.mark.parametrize("name", sorted(set(RUN_NAMES + DENSE_NAMES + NEEDS_CORE + [
+    "RBP", "RBP(p=0.8)", "RBP@10", "ERR", "NDCG@5", "Precision@3", "Recall@7", "BPref",
+    "RPrec", "MAP", "MRR", " nDCG ( gains = {0: 0, 1: 1, 2: 3} ) @ 10 ", "SetF(rel=2,beta=0.5)",
+    "SetP(relative=True)", "P(judged_only=False)@5"])))
+def test_the_grammar_reads_names_as_ir_measures_does(name):
+  from ir_measures.measures.base import _NOT_PROVIDED
+
+  measure = ir_measures.parse_measure(name.replace(" ", ""))
+  want = {key: measure[key] for key in measure.SUPPORTED_PARAMS
+          if measure[key] is not _NOT_PROVIDED}
+  assert _irnames.params_of(name) == (measure.NAME, want)
+
+
+def test_names_under_jit_and_vmap():
+  import jax
+
+  rng = np.random.default_rng(3)
+  s = rng.integers(0, 4, (5, 9)).astype(np.float32)
+  y = rng.integers(0, 3, (5, 9))
+  names = ["nDCG(gains={0:0,1:1,2:3})@5", "P(rel=2)@3", "RBP(p=0.5,rel=1)", "AP"]
+  eager = jaxrank.evaluate(s, y, names)
+  jitted = jax.jit(lambda s, y: jaxrank.evaluate(s, y, names, max_relevant=9))(s, y)
+  vmapped = jax.vmap(lambda s, y: jaxrank.evaluate(s, y, names, max_relevant=9))(s, y)
+  for name in names:
+    np.testing.assert_allclose(jitted[name], eager[name], rtol=1e-6, err_msg=name)
+    np.testing.assert_allclose(vmapped[name], eager[name], rtol=1e-6, err_msg=name)
