@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxrank import _checks, _formulas, _options, _ranks, _table
+from jaxrank import _checks, _formulas, _irnames, _options, _ranks, _table
 from jaxrank._formulas import Options
 from jaxrank._ranks import Ranks
 
@@ -46,6 +46,25 @@ def parse_metric(name: str) -> tuple[str, int | None]:
     raise ValueError(f"metric {name!r}: the cutoff after '@' must be a positive integer, "
                      f"got {cut!r}")
   return base, int(cut)
+
+
+def resolve(name: str, where: str = "jaxrank.evaluate"):
+  """``(spec, options, gains)`` of one of :func:`evaluate`'s names: jaxrank's (``"ndcg@10"``,
+  ``"map"``; no options of their own) or ir_measures' (``"P(rel=2)@5"``,
+  ``"nDCG(gains={0:0,1:1,2:3})@10"``: the options and the grade map written in the name, see
+  :mod:`jaxrank._irnames`).
+
+  Example:
+    >>> from jaxrank import _evaluate
+    >>> _evaluate.resolve("P(rel=2)@5"), _evaluate.resolve("p@5")
+    ((('precision', 5), (('threshold', 2),), None), (('precision', 5), (), None))
+  """
+  if not _irnames.is_name(name):
+    return parse_metric(name), (), None
+  target = _irnames.parse(name)
+  if not _irnames.available(target):
+    raise _irnames.not_in_core(target, where)
+  return (target.core, target.k), target.options, target.gains
 
 
 def metric_list(metrics: Any) -> list[str]:
@@ -223,7 +242,10 @@ def evaluate(scores: ArrayLike | Ranks, labels: ArrayLike | Sequence[str] | None
 
   ``metrics`` are metric function names with an optional ``@k`` (``"ndcg@10"``,
   ``"precision@5"``) or the aliases ``map``, ``mrr``, ``mar``, ``p@k``, ``r@k``, ``hr@k``
-  (also ``ap``, ``rr``, ``hits``, ``success``, ``rprec``, ``mr``). Every option means what it
+  (also ``ap``, ``rr``, ``hits``, ``success``, ``rprec``, ``mr``), or ir_measures' measure names
+  with its conventions (``"nDCG@10"``, ``"P(rel=2)@5"``, ``"RBP(p=0.5,rel=1)"``,
+  ``"nDCG(gains={0:0,1:1,2:3})@10"``; docs/ir-measures.md): their parameters override the
+  options below for that name only. Every option means what it
   means in the single-metric functions (see :func:`jaxrank.ndcg` and friends) and is applied to
   every metric that reads it (each function's signature lists them). An option set to anything
   but its default that none of the requested metrics reads is a ``ValueError`` naming it (it
@@ -255,10 +277,23 @@ def evaluate(scores: ArrayLike | Ranks, labels: ArrayLike | Sequence[str] | None
   given = dict(threshold=threshold, gain=gain, discount=discount, ties=ties, empty=empty,
                ap_denominator=ap_denominator, precision_denominator=precision_denominator,
                beta=beta, persistence=persistence, max_grade=max_grade, graded=graded)
-  options = make_options(**given)
-  specs = [parse_metric(name) for name in metrics]
-  check_used({**given, "judged": judged}, [name for name, _ in specs])
-  values = compute(scores, labels, specs, options, where=where, tie_key=tie_key,
-                   max_relevant=max_relevant, method=method, judged=judged)
+  make_options(**given)  # checked even when every name sets its own
+  resolved = [resolve(name) for name in metrics]
+  check_used({**given, "judged": judged}, [spec[0] for spec, _, _ in resolved])
+  # One rank-core pass per distinct (options written in the names, grade map): usually one.
+  groups: dict[tuple, list[int]] = {}
+  for i, (_, own, gains) in enumerate(resolved):
+    groups.setdefault((own, gains), []).append(i)
+  values: list[Any] = [None] * len(metrics)
+  for (own, gains), at in groups.items():
+    if gains is not None and (isinstance(scores, Ranks) or labels is None):
+      raise ValueError(f"metric {metrics[at[0]]!r} maps grades (gains=...): it needs dense "
+                       f"scores and labels, not a Ranks")
+    group_labels = labels if gains is None else _irnames.map_grades(labels, gains)
+    got = compute(scores, group_labels, [resolved[i][0] for i in at],
+                  make_options(**{**given, **dict(own)}), where=where, tie_key=tie_key,
+                  max_relevant=max_relevant, method=method, judged=judged)
+    for i, v in zip(at, got):
+      values[i] = v
   out = dict(zip(metrics, values))
   return mean(out, empty=empty) if reduce == "mean" else out

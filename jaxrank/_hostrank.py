@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank import _evaluate, _ranks
+from jaxrank import _evaluate, _ranks, _table
 
 
 def bucket(n: int, minimum: int = 1) -> int:
@@ -32,11 +32,35 @@ MIN_ELEMENTS = 1 << 12
 
 
 @functools.partial(jax.jit, static_argnames=("specs", "options", "size", "resolved"))
-def _kernel(lo, hi, grades, num_items, *, specs, options, size, resolved):
+def _kernel(lo, hi, grades, num_items, judged=None, *, specs, options, size, resolved):
   ranks = _ranks.Ranks(lo=lo, hi=hi, grades=grades, num_items=num_items,
                        overflow=jnp.zeros(num_items.shape, bool), size=size,
-                       resolved=resolved)
+                       resolved=resolved,
+                       judged=None if judged is None else _ranks.Judgments(*judged))
   return _evaluate.compute_ranks(ranks, specs=specs, options=options)
+
+
+def _padded_slots(lists, first, base, lo, hi, values, rows, nslots, size, dtype):
+  """``[rows, nslots]`` lo, hi and values of slots of lists ``base, base + 1, ...`` (the slots'
+  ``lists``, each list's first slot at ``first``), unused and unranked (lo == 0) slots at
+  ``size + 1``, in canonical order."""
+  r = lists - base
+  c = first[base] + np.arange(lists.size) - first[lists]
+  p_lo = np.full((rows, nslots), size + 1, np.int32)
+  p_hi = np.full((rows, nslots), size + 1, np.int32)
+  p_values = np.zeros((rows, nslots), np.float32)
+  ranked = lo > 0
+  p_lo[r, c] = np.where(ranked, lo, size + 1)
+  p_hi[r, c] = np.where(ranked, hi, size + 1)
+  p_values[r, c] = values
+  p_lo, p_hi, p_values = canonical_slots(p_lo, p_hi, p_values)
+  return p_lo, p_hi, p_values.astype(dtype)
+
+
+def needs_judgments(specs: tuple) -> bool:
+  """Whether a metric of ``specs`` (``(name, k)`` pairs) reads judged non-relevant items."""
+  return any("judged" in _table.METRICS[name].options for name, _ in specs
+             if name in _table.METRICS)
 
 
 def spans(sizes: np.ndarray, budget: int, most: int):
@@ -87,7 +111,8 @@ def resolve_ties(rel_list: np.ndarray, lo: np.ndarray, hi: np.ndarray, grade: np
 def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_list: np.ndarray,
                 rel_lo: np.ndarray, rel_hi: np.ndarray, rel_grade: np.ndarray, specs: tuple,
                 options, *, resolved: bool, chunk: int = 1 << 16,
-                progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, ...]:
+                progress: Callable[[int, int], None] | None = None,
+                judged: tuple | None = None) -> tuple[np.ndarray, ...]:
   """Core metrics of ``n_lists`` lists from the rank bounds of their relevant items.
 
   List ``i`` ranks ``num_items[i]`` items in a catalog of ``length[i]``; each relevant item
@@ -98,9 +123,20 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
   each list's slots are in a canonical order (by rank, then grade), so a value depends on the
   data only, not on the order of the input lines. The kernel runs in JAX's x64 mode, so values
   are float64 like trec_eval's.
+
+  ``judged``: ``(list, lo, hi, kind)`` of the judged items that are not relevant slots
+  (:class:`jaxrank._ranks.Judgments` kinds ``ZERO``/``POOLED``; ``lo == 0``: not ranked), for
+  the metrics that read them (:func:`needs_judgments`); without it no such item exists.
   """
   rel_lo, rel_hi = np.asarray(rel_lo, np.int64), np.asarray(rel_hi, np.int64)
-  if not resolved and options.ties in ("optimistic", "pessimistic"):
+  if judged is not None:
+    j_list, j_lo, j_hi, j_kind = (np.asarray(x) for x in judged)
+    if j_list.size and np.any(j_list[1:] < j_list[:-1]):
+      order = np.argsort(j_list, kind="stable")
+      j_list, j_lo, j_hi, j_kind = (x[order] for x in (j_list, j_lo, j_hi, j_kind))
+    j_slots = np.bincount(j_list, minlength=n_lists)
+    j_first = np.concatenate([[0], np.cumsum(j_slots)])
+  if not resolved and judged is None and options.ties in ("optimistic", "pessimistic"):
     rel_lo = rel_hi = resolve_ties(rel_list, rel_lo, rel_hi, rel_grade, options.ties)
     resolved = True
   if resolved:  # positions are final: one compilation serves every tie policy
@@ -111,26 +147,25 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
   slots = np.bincount(rel_list, minlength=n_lists)
   rel_first = np.concatenate([[0], np.cumsum(slots)])
   outs: list[list[np.ndarray]] = [[] for _ in specs]
-  for lo_list, hi_list in spans(np.maximum(slots, 8), ELEMENTS, chunk):
+  width = slots if judged is None else slots + j_slots
+  for lo_list, hi_list in spans(np.maximum(width, 8), ELEMENTS, chunk):
     rows = hi_list - lo_list
     nslots = _ranks.bucket(max(int(slots[lo_list:hi_list].max()), 8))
     nb = bucket(rows, max(1, MIN_ELEMENTS // nslots))
     size = bucket(int(length[lo_list:hi_list].max()), 16)
     a, b = rel_first[lo_list], rel_first[hi_list]
-    r = rel_list[a:b] - lo_list
-    c = np.arange(a, b) - rel_first[rel_list[a:b]]
-    lo = np.full((nb, nslots), size + 1, np.int32)
-    hi = np.full((nb, nslots), size + 1, np.int32)
-    grades = np.zeros((nb, nslots), np.float32)
-    ranked = rel_lo[a:b] > 0
-    lo[r, c] = np.where(ranked, rel_lo[a:b], size + 1)
-    hi[r, c] = np.where(ranked, rel_hi[a:b], size + 1)
-    grades[r, c] = rel_grade[a:b]
-    lo, hi, grades = canonical_slots(lo, hi, grades)
+    lo, hi, grades = _padded_slots(rel_list[a:b], rel_first, lo_list, rel_lo[a:b], rel_hi[a:b],
+                                   rel_grade[a:b], nb, nslots, size, np.float32)
+    extra = None
+    if judged is not None:
+      a, b = j_first[lo_list], j_first[hi_list]
+      zslots = _ranks.bucket(max(int(j_slots[lo_list:hi_list].max()), 1))
+      extra = _padded_slots(j_list[a:b], j_first, lo_list, j_lo[a:b], j_hi[a:b], j_kind[a:b],
+                            nb, zslots, size, np.int8)
     items = np.zeros(nb, np.int32)
     items[:rows] = num_items[lo_list:hi_list]
     with jax.enable_x64(True):  # float64 formulas: means print as trec_eval's doubles do
-      out = _kernel(lo, hi, grades, items, specs=specs, options=options, size=size,
+      out = _kernel(lo, hi, grades, items, extra, specs=specs, options=options, size=size,
                     resolved=resolved)
       for acc, v in zip(outs, out):
         acc.append(np.asarray(v, np.float64)[:rows])

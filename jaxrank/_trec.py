@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from jaxrank import _checks, _evaluate, _hostrank, _table
+from jaxrank import _checks, _evaluate, _hostrank, _ranks, _table
 from jaxrank.io import Qrels, Run
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -498,9 +498,18 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
     retrieved = item >= 0
     rel_lo, rel_hi = np.zeros(item.size, np.int64), np.zeros(item.size, np.int64)
     rel_lo[retrieved], rel_hi[retrieved] = item_lo[item[retrieved]], item_hi[item[retrieved]]
+    judged = None
+    if _hostrank.needs_judgments(specs):  # bpref, infap, judged: judged non-relevant items too
+      other = ~positive
+      j_item = item_of_j[other]
+      j_lo, j_hi = np.zeros(j_item.size, np.int64), np.zeros(j_item.size, np.int64)
+      got = j_item >= 0
+      j_lo[got], j_hi[got] = item_lo[j_item[got]], item_hi[j_item[got]]
+      kind = np.where(jrel[other] < 0, _ranks.POOLED, _ranks.ZERO).astype(np.int8)
+      judged = (jq[other], j_lo, j_hi, kind)
     out = _hostrank.score_ranks(nq, counts + extra, counts, jq[positive], rel_lo, rel_hi,
                       jrel[positive], specs, options, resolved=ordered, chunk=chunk,
-                      progress=progress)
+                      progress=progress, judged=judged)
     core_values = dict(zip(specs, out))
   elif progress is not None:
     progress(nq, nq)

@@ -177,7 +177,9 @@ def _parser() -> argparse.ArgumentParser:
   ev.add_argument("--example", action="store_true",
                   help="use the example qrels and run shipped with jaxrank")
   ev.add_argument("-m", "--measure", action="append", metavar="MEASURE",
-                  help="measure(s), e.g. map, P.5,10, ndcg_cut.10, all_trec (default: official)")
+                  help="measure(s): trec_eval's (map, P.5,10, ndcg_cut.10, all_trec; default: "
+                  "official), ir_measures' (nDCG@10, 'P(rel=2)@5', 'RBP(p=0.8)', ERR@20, SetP) "
+                  "or jaxrank's (err@20, rbp@10, mrr)")
   ev.add_argument("-q", "--per-query", action="store_true", help="print per-query values too")
   ev.add_argument("-c", "--complete", action="store_true",
                   help="average over every qrels query; queries missing from the run score 0")
@@ -315,7 +317,7 @@ def check_cut_and_level(args: argparse.Namespace) -> None:
 
 def evaluate_command(args: argparse.Namespace) -> str:
   """Runs ``jaxrank evaluate`` and returns the complete output text."""
-  from jaxrank import _trec, io
+  from jaxrank import _irnames, _trec, io
 
   if args.example:
     if args.qrels or args.run:
@@ -330,7 +332,10 @@ def evaluate_command(args: argparse.Namespace) -> str:
                      f"got {args.chunk_lines}")
   check_cut_and_level(args)
   specs = args.measure or ["official"]
-  requests = _trec.parse_measures(specs)
+  trec_specs, names = _irnames.split_trec(specs)  # trec_eval's measures; ir_measures', jaxrank's
+  requests = _trec.parse_measures(trec_specs) if trec_specs else []
+  if names and args.chunk_lines:
+    raise ValueError(f"--chunk-lines evaluates trec_eval measures only, got {names[0]!r}")
   if "all_trec" in specs:
     sys.stderr.write("jaxrank: note: all_trec without the trec_eval measures jaxrank does not "
                      f"compute: {', '.join(_trec.UNSUPPORTED)}\n")
@@ -351,7 +356,9 @@ def evaluate_command(args: argparse.Namespace) -> str:
     else:
       progress.note(f"reading {args.run}")
       run = io.read_run(args.run)
-      result = _trec.evaluate_run(run, qrels, requests, progress=progress, **options)
+      threshold = options.pop("threshold")
+      result = _irnames.evaluate_run(run, qrels, names, requests, progress=progress,
+                                     threshold=threshold, where="`jaxrank evaluate`", **options)
   finally:
     progress.close()
   return _render(result, args.format, args.per_query)

@@ -33,7 +33,7 @@ import jax
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jaxrank import _checks, _evaluate, _hostrank, _options, _ranks, _trec, io
+from jaxrank import _checks, _evaluate, _hostrank, _irnames, _options, _ranks, _trec, io
 
 __all__ = ["DEFAULT_METRICS", "evaluate", "evaluate_ranked", "evaluate_run"]
 
@@ -1007,7 +1007,11 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
     metrics: jaxrank names (``"ndcg@10"``, ``"mrr"``) and/or trec_eval measures, printed or
       ``-m`` style (``"P_10"``, ``"ndcg_cut.10"``, ``"bpref"``, ``"iprec_at_recall_0.50"``); a
       name that is both (``"map"``, ``"ndcg"``) is read as trec_eval's, and a trec_eval family
-      with several default cutoffs needs one (``"recall_10"`` or jaxrank's ``"recall@10"``).
+      with several default cutoffs needs one (``"recall_10"`` or jaxrank's ``"recall@10"``);
+      and ir_measures' names (``"nDCG@10"``, ``"P(rel=2)@5"``, ``"RBP(p=0.8,rel=1)"``,
+      ``"SetP"``, ``"Bpref"``, ``"NumRelRet"``) with ir_measures' conventions, including its
+      provider's tie order (docs/ir-measures.md). Parameters written in a name (``rel=``,
+      ``p=``, ...) override this call's options for that name.
     ties: ``"trec"`` (default; score descending, then doc id descending, as trec_eval and
       pytrec_eval), ``"first"`` (then input order), or ``"average"``/``"optimistic"``/
       ``"pessimistic"`` (exact expectation or bounds over tied orders; jaxrank metrics only).
@@ -1035,39 +1039,33 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
     raise ValueError("metrics must name at least one metric, got an empty list")
   unique = isinstance(run, Mapping)  # a dict cannot list a document twice for a query
   run, qrels = io.as_run(run), io.as_qrels(qrels)
-  plan: list[tuple[str, str, Any]] = []  # (given name, "core" | "trec", spec or printed name)
+  plan: list[tuple[str, str]] = []  # (given name, key of its values in the result)
   requests: list[_trec.Request] = []
-  core_specs = []
+  others = []  # jaxrank's names and ir_measures' (the options written in them apply to them)
   for name in metrics:
-    try:
-      spec = _evaluate.parse_metric(name)
-    except ValueError:
-      spec = None
-    if spec is not None and name not in _trec.MEASURES:
-      plan.append((name, "core", spec))
-      core_specs.append(spec)
+    trec = name in _trec.MEASURES or not (_irnames.is_name(name)
+                                             or _irnames.is_jaxrank_name(name))
+    if not trec:
+      plan.append((name, name))
+      others.append(name)
       continue
     (request,) = _trec.parse_measures([name])
     printed = request.names()
     if len(printed) != 1:
       raise ValueError(f"metric {name!r} names {len(printed)} values ({', '.join(printed)}); "
                        f"ask for one, e.g. {printed[0]!r}")
-    plan.append((name, "trec", printed[0]))
+    plan.append((name, printed[0]))
     requests.append(request)  # parsed once: re-parsing would merge P.1 and P.2 (first wins)
   empty = options["empty"]
-  options = _make_options(ties, threshold=threshold, **options)
-  result = _trec.evaluate_run(run, qrels, requests,
-                              ties=ties, float32=float32, max_docs=max_docs, complete=complete,
-                              threshold=threshold, core_specs=core_specs, options=options,
-                              unique_docs=unique)
+  _make_options(ties, threshold=threshold, **options)  # checked even when every name sets its own
+  result = _irnames.evaluate_run(run, qrels, others, requests, ties=ties, threshold=threshold,
+                                 given=options, float32=float32, max_docs=max_docs,
+                                 complete=complete, unique_docs=unique)
   out: _Result = {}
-  for name, kind, ref in plan:
-    if kind == "core":
-      values = result.core[ref]
-    elif ref in result.per_query:
-      values = result.per_query[ref]
-    else:  # summary-only measures (num_q, gm_map, runid)
+  for name, ref in plan:
+    if ref not in result.per_query:  # summary-only measures (num_q, gm_map, runid)
       out[name] = result.summary[ref]
       continue
+    values = result.per_query[ref]
     out[name] = _keyed(result.qids, np.asarray(values), reduce, empty)
   return out

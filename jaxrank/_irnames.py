@@ -1,0 +1,533 @@
+"""ir_measures' measure names (``nDCG@10``, ``P(rel=2)@5``, ``RBP(p=0.8)``, ``SetP``, ...).
+
+:func:`parse` reads one name with ir_measures' grammar, ``Measure(key=value, ...)@at``, checks
+every parameter against ir_measures' own declaration (ir_measures 0.4.3: its ``SUPPORTED_PARAMS``
+and defaults) and returns a :class:`Target`: what jaxrank computes for it, under the conventions
+of the ir_measures provider that computes the measure by default, so that each name gives
+ir_measures' number:
+
+* rank metrics go to the metric table's record whose ``ir_measures`` field names the measure
+  (``P``, ``R``, ``Success``, ``RR``, ``AP``, ``nDCG``, ``Rprec``, ``ERR``, ``RBP``; ``Bpref``,
+  ``infAP`` and ``Judged`` to ``bpref``, ``infap``, ``judged`` once the table has them), with
+  the name's parameters as options: ``rel=`` is trec_eval's ``-l`` (``threshold``), ``AP@k`` is
+  trec_eval's ``map_cut_k`` (``k``, still divided by every relevant item), nDCG's ``gains=``
+  maps the grades before anything else (as ir_measures does to the qrels), ``dcg='exp-log2'``
+  is ``gain="exp2"`` (gdeval), ``RBP``'s ``p=`` is ``persistence``, ``RBP(rel=r)`` is binary
+  (cwl_eval: the top 1000 documents, so ``k=1000``) and ``RBP`` without ``rel`` graded;
+* the set and count measures exist on runs and qrels only and go to trec_eval's catalogue
+  (:mod:`jaxrank._trec`): ``SetP`` (``set_P``; ``relative=True``/``SetRelP``:
+  ``set_relative_P``), ``SetR``, ``SetF`` (``beta=x``: trec_eval's ``set_F.x``, x not squared),
+  ``SetAP`` (``set_map``), ``NumRet``, ``NumRelRet``/``NumRet(rel=r)`` (``num_rel_ret``),
+  ``NumRel``, ``NumQ``, ``IPrec@x`` (``iprec_at_recall``), ``Bpref``, ``infAP``;
+* the tie order of the provider on a run: trec_eval's (score, then doc id descending) for
+  pytrec_eval and gdeval; doc id *ascending* for ``RR@k`` (msmarco) and ``Judged`` (judged);
+  the run's own order for ``RBP(rel=r)`` (cwl_eval sorts by score only, stably).
+
+Parameters written in a name override the call's options; those not written keep them (the
+call's defaults are ir_measures' defaults). ``judged_only=True`` (trec_eval's ``-J``) is not
+supported; an unknown parameter, a wrong type or a value out of range is a ``ValueError``
+naming the measure and the parameter.
+
+Example:
+  >>> from jaxrank import _irnames
+  >>> t = _irnames.parse("P(rel=2)@5")
+  >>> t.core, t.k, t.options
+  ('precision', 5, (('threshold', 2),))
+  >>> _irnames.parse("SetF(beta=2.0)").trec
+  'set_F.2.0'
+  >>> _irnames.parse("ndcg@10") is None  # not an ir_measures name (jaxrank's own)
+  True
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from jaxrank import _table
+
+_MISSING = object()
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+  """One of ir_measures' parameters: its type, default (``_MISSING``: none) and choices."""
+
+  kind: type | tuple[type, ...]
+  default: Any = _MISSING
+  required: bool = False
+  choices: tuple = ()
+
+
+_CUT = Param(int)
+_CUT_REQUIRED = Param(int, required=True)
+_REL = Param(int, 1)
+_JUDGED_ONLY = Param(bool, False)
+
+# ir_measures 0.4.3's measures as declared there (measures/*.py: SUPPORTED_PARAMS, AT_PARAM).
+MEASURES: dict[str, dict[str, Param]] = {
+    "P": {"cutoff": _CUT_REQUIRED, "rel": _REL, "judged_only": _JUDGED_ONLY},
+    "R": {"cutoff": _CUT_REQUIRED, "rel": _REL, "judged_only": _JUDGED_ONLY},
+    "Success": {"cutoff": _CUT_REQUIRED, "rel": _REL, "judged_only": _JUDGED_ONLY},
+    "RR": {"cutoff": _CUT, "rel": _REL, "judged_only": _JUDGED_ONLY},
+    "AP": {"cutoff": _CUT, "rel": _REL, "judged_only": _JUDGED_ONLY},
+    "nDCG": {"cutoff": _CUT, "dcg": Param(str, "log2", choices=("log2", "exp-log2")),
+             "gains": Param(dict), "judged_only": _JUDGED_ONLY},
+    "Rprec": {"rel": _REL, "judged_only": _JUDGED_ONLY},
+    "ERR": {"cutoff": _CUT},
+    "RBP": {"cutoff": _CUT, "p": Param((float, int), 0.8), "rel": Param(int)},
+    "Judged": {"cutoff": _CUT},
+    "Bpref": {"rel": _REL},
+    "infAP": {"rel": _REL},
+    "IPrec": {"recall": Param((float, int), required=True), "rel": _REL,
+              "judged_only": _JUDGED_ONLY},
+    "SetP": {"rel": _REL, "relative": Param(bool, False), "judged_only": _JUDGED_ONLY},
+    "SetR": {"rel": _REL},
+    "SetF": {"rel": _REL, "beta": Param((float, int), 1.0), "judged_only": _JUDGED_ONLY},
+    "SetAP": {"rel": _REL, "judged_only": _JUDGED_ONLY},
+    "NumRet": {"rel": Param(int)},
+    "NumRel": {"rel": _REL},
+    "NumQ": {},
+}
+AT_PARAM = {"IPrec": "recall"}  # what `@` sets; "cutoff" for every other measure
+# ir_measures' other registered names: alias -> (measure, fixed parameters).
+ALIASES = {"MAP": ("AP", {}), "MRR": ("RR", {}), "NDCG": ("nDCG", {}),
+           "Precision": ("P", {}), "Recall": ("R", {}), "BPref": ("Bpref", {}),
+           "RPrec": ("Rprec", {}), "SetRelP": ("SetP", {"relative": True}),
+           "NumRelRet": ("NumRet", {"rel": 1})}
+# The rank metrics: ir_measures' measure -> the metric table's record (its `ir_measures` field).
+# bpref, infAP and Judged@k go to the rank core's records of those names once it has them.
+CORE = {"Bpref": "bpref", "infAP": "infap", "Judged": "judged"} | {
+    m.ir_measures: m.name for m in _table.METRICS.values() if m.ir_measures}
+# The measures that only runs and qrels have: measure -> trec_eval's measure.
+TREC = {"SetP": "set_P", "SetR": "set_recall", "SetF": "set_F", "SetAP": "set_map",
+        "NumRet": "num_ret", "NumRel": "num_rel", "NumQ": "num_q", "IPrec": "iprec_at_recall",
+        "Bpref": "bpref", "infAP": "infAP"}
+ORDERS = ("trec", "ascending", "input")
+_RBP_DEPTH = 1000  # cwl_eval's max_n: RBP(rel=r) reads the top 1000 documents
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+  """What one ir_measures name computes in jaxrank.
+
+  ``core`` (a metric of :mod:`jaxrank._table`) at cutoff ``k`` with the formula ``options``
+  written in the name, or ``trec`` (a trec_eval ``-m`` spec, runs and qrels only) at trec_eval
+  level ``threshold`` (``None``: the call's); ``gains`` maps grades first; ``order`` is the tie
+  order of ir_measures' provider on a run: ``"trec"`` (doc id descending), ``"ascending"`` or
+  ``"input"`` (the run's order).
+  """
+
+  name: str
+  measure: str
+  core: str | None = None
+  k: int | None = None
+  options: tuple[tuple[str, Any], ...] = ()
+  trec: str | None = None
+  threshold: int | None = None
+  gains: tuple[tuple[int, int], ...] | None = None
+  order: str = "trec"
+
+
+_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*(?:\((.*)\))?\s*(?:@\s*([^@()]+?))?\s*")
+_KEY = re.compile(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*=(.*)", re.DOTALL)
+
+
+def is_name(name: Any) -> bool:
+  """Whether ``name`` is written as an ir_measures name (its measure, exact case, is one of
+  ir_measures' names); jaxrank's own names (``ndcg@10``, ``map``) are not.
+
+  Example:
+    >>> from jaxrank import _irnames
+    >>> _irnames.is_name("nDCG@10"), _irnames.is_name("ndcg@10"), _irnames.is_name("RBP(p=0.5)")
+    (True, False, True)
+  """
+  if not isinstance(name, str):
+    return False
+  match = _NAME.fullmatch(name)
+  return bool(match) and (match.group(1) in MEASURES or match.group(1) in ALIASES)
+
+
+def _split(text: str) -> list[str]:
+  """``a=1, gains={0:0,1:1}`` -> ``["a=1", " gains={0:0,1:1}"]``: commas outside braces and
+  quotes."""
+  parts, depth, quote, start = [], 0, None, 0
+  for i, c in enumerate(text):
+    if quote:
+      quote = None if c == quote else quote
+    elif c in "'\"":
+      quote = c
+    elif c in "{[(":
+      depth += 1
+    elif c in "}])":
+      depth -= 1
+    elif c == "," and depth == 0:
+      parts.append(text[start:i])
+      start = i + 1
+  parts.append(text[start:])
+  return parts
+
+
+def _value(name: str, key: str, text: str) -> Any:
+  try:
+    return ast.literal_eval(text.strip())
+  except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+    raise ValueError(f"ir_measures measure {name!r}: the value of {key} must be a number, a "
+                     f"quoted string, True/False or a {{grade: gain}} dict, got "
+                     f"{text.strip()!r}") from None
+
+
+def _check(name: str, measure: str, key: str, value: Any) -> Any:
+  """ir_measures' type check of one parameter, plus jaxrank's range checks."""
+  param = MEASURES[measure][key]
+  kinds = param.kind if isinstance(param.kind, tuple) else (param.kind,)
+  if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
+    want = " or ".join(k.__name__ for k in kinds)
+    raise ValueError(f"ir_measures measure {name!r}: {key} must be {want}, got {value!r}")
+  if param.choices and value not in param.choices:
+    raise ValueError(f"ir_measures measure {name!r}: {key} must be one of "
+                     f"{', '.join(map(repr, param.choices))}, got {value!r}")
+  if key == "cutoff" and value <= 0:
+    raise ValueError(f"ir_measures measure {name!r}: the cutoff must be a positive integer, "
+                     f"got {value!r}")
+  if key in ("p", "recall", "beta") and not math.isfinite(value):
+    raise ValueError(f"ir_measures measure {name!r}: {key} must be finite, got {value!r}")
+  if key == "p" and not 0 < value < 1:
+    raise ValueError(f"ir_measures measure {name!r}: p (RBP's persistence) must be in (0, 1), "
+                     f"got {value!r}")
+  if key == "recall" and not 0 <= value <= 1:
+    raise ValueError(f"ir_measures measure {name!r}: the recall level after '@' must be in "
+                     f"[0, 1], got {value!r}")
+  if key == "beta" and not value > 0:
+    raise ValueError(f"ir_measures measure {name!r}: beta must be positive, got {value!r}")
+  if key == "rel" and value <= 0:
+    raise ValueError(f"ir_measures measure {name!r}: rel must be a positive integer (jaxrank "
+                     f"and trec_eval count grades >= rel as relevant), got {value!r}")
+  if key == "gains" and not all(type(g) is int and type(v) is int and v >= 0
+                                for g, v in value.items()):
+    raise ValueError(f"ir_measures measure {name!r}: gains must map integer grades to "
+                     f"non-negative integer gains, got {value!r}")
+  return value
+
+
+def params_of(name: str) -> tuple[str, dict[str, Any]] | None:
+  """``(measure, parameters)`` of an ir_measures name as written, checked and with
+  ir_measures' defaults filled in; ``None`` when ``name`` is not an ir_measures name.
+
+  Example:
+    >>> from jaxrank import _irnames
+    >>> _irnames.params_of("RR@10")
+    ('RR', {'cutoff': 10, 'rel': 1, 'judged_only': False})
+  """
+  parsed = _written(name)
+  if parsed is None:
+    return None
+  measure, given = parsed
+  for key, param in MEASURES[measure].items():
+    if key not in given and param.default is not _MISSING:
+      given[key] = param.default
+  return measure, given
+
+
+def _written(name: str) -> tuple[str, dict[str, Any]] | None:
+  """``(measure, the parameters written in the name)``, checked; ``None`` when ``name`` is not
+  an ir_measures name."""
+  if not is_name(name):
+    return None
+  match = _NAME.fullmatch(name)
+  head, inside, at = match.groups()
+  measure, given = ALIASES.get(head, (head, {}))
+  given = dict(given)
+  declared = MEASURES[measure]
+  if inside is not None and inside.strip():
+    for part in _split(inside):
+      kv = _KEY.fullmatch(part)
+      if not kv:
+        raise ValueError(f"ir_measures measure {name!r}: parameters are written key=value, "
+                         f"comma-separated, got {part.strip()!r}")
+      key, text = kv.groups()
+      if key not in declared:
+        accepted = ", ".join(declared) or "none"
+        raise ValueError(f"ir_measures measure {name!r}: {measure} has no parameter {key!r} "
+                         f"(its parameters: {accepted})")
+      if key in given:
+        raise ValueError(f"ir_measures measure {name!r}: parameter {key!r} given twice")
+      given[key] = _check(name, measure, key, _value(name, key, text))
+  if at is not None:
+    key = AT_PARAM.get(measure, "cutoff")
+    if key not in declared:
+      raise ValueError(f"ir_measures measure {name!r}: {measure} takes no '@' parameter")
+    if key in given:
+      raise ValueError(f"ir_measures measure {name!r}: {key} given twice")
+    text = at.strip()
+    if key == "cutoff" and not re.fullmatch(r"[0-9]+", text):
+      raise ValueError(f"ir_measures measure {name!r}: the cutoff after '@' must be a positive "
+                       f"integer, got {text!r}")
+    given[key] = _check(name, measure, key, _value(name, key, text))
+  for key, param in declared.items():
+    if key not in given and param.required:
+      raise ValueError(f"ir_measures measure {name!r}: {measure} needs its {key} "
+                       f"(e.g. {measure}@{10 if key == 'cutoff' else 0.5})")
+  if given.get("judged_only"):
+    raise ValueError(f"ir_measures measure {name!r}: judged_only=True (trec_eval's -J) is not "
+                     f"supported by jaxrank")
+  return measure, given
+
+
+def parse(name: str) -> Target | None:
+  """The :class:`Target` of an ir_measures name, or ``None`` when ``name`` is not one.
+
+  Example:
+    >>> from jaxrank import _irnames
+    >>> _irnames.parse("nDCG(gains={0:0,1:1,2:3})@10").gains
+    ((0, 0), (1, 1), (2, 3))
+    >>> _irnames.parse("RR@10").order, _irnames.parse("RBP(p=0.5,rel=2)").options
+    ('ascending', (('persistence', 0.5), ('threshold', 2)))
+  """
+  parsed = _written(name)
+  if parsed is None:
+    return None
+  measure, written = parsed
+  _, p = params_of(name)
+  cut = p.get("cutoff")
+  options: dict[str, Any] = {}
+  if "rel" in written and measure != "RBP":  # not written: the call's threshold (default 1)
+    options["threshold"] = written["rel"]
+  common = {"name": name, "measure": measure}
+  if measure in ("SetP", "SetR", "SetF", "SetAP", "NumRel", "NumQ"):
+    trec = TREC[measure]
+    if measure == "SetP" and p["relative"]:
+      trec = "set_relative_P"
+    if measure == "SetF":
+      trec = f"set_F.{p['beta']!r}"
+    return Target(trec=trec, threshold=written.get("rel"), **common)
+  if measure == "NumRet":
+    if p.get("rel") is None:
+      return Target(trec="num_ret", **common)
+    return Target(trec="num_rel_ret", threshold=p["rel"], **common)
+  if measure == "IPrec":
+    return Target(trec=f"iprec_at_recall.{p['recall']!r}", threshold=written.get("rel"),
+                  **common)
+  if measure == "nDCG":
+    if p["dcg"] == "exp-log2":
+      options["gain"] = "exp2"
+    gains = p.get("gains")
+    gains = tuple(sorted(gains.items())) if gains else None
+    return Target(core=CORE[measure], k=cut, options=tuple(options.items()), gains=gains,
+                  **common)
+  if measure == "RBP":
+    if "p" in written:  # not written: the call's persistence (default 0.8, as ir_measures)
+      options["persistence"] = float(written["p"])
+    if p.get("rel") is None:
+      options["graded"] = True  # ir_measures: rel NOT_PROVIDED means graded relevance
+    else:
+      options["threshold"] = p["rel"]
+      cut = _RBP_DEPTH if cut is None else cut
+    order = "input" if p.get("rel") is not None else "trec"
+    return Target(core=CORE[measure], k=cut, options=tuple(options.items()), order=order,
+                  **common)
+  order = "ascending" if (measure == "RR" and cut is not None) or measure == "Judged" else "trec"
+  trec = TREC.get(measure) if measure in ("Bpref", "infAP") else None
+  return Target(core=CORE[measure], k=cut, options=tuple(options.items()), trec=trec,
+                threshold=options.get("threshold"), order=order, **common)
+
+
+def available(target: Target) -> bool:
+  """Whether the rank core has the target's metric (``Bpref``, ``infAP``, ``Judged`` need the
+  ``bpref``, ``infap``, ``judged`` records)."""
+  return target.core is not None and target.core in _table.METRICS
+
+
+def not_in_core(target: Target, where: str) -> ValueError:
+  """The error for a target that ``where`` (e.g. ``jaxrank.evaluate``) cannot compute."""
+  return ValueError(f"ir_measures measure {target.name!r} ({target.measure}) needs runs and "
+                    f"qrels: use jaxrank.numpy.evaluate_run or `jaxrank evaluate` (it is not "
+                    f"in {where})")
+
+
+def map_grades(grades: Any, gains: tuple[tuple[int, int], ...]) -> Any:
+  """``grades`` with each grade of the ``gains`` map replaced by its gain (others unchanged),
+  as ir_measures maps the qrels for ``nDCG(gains=...)``; NumPy or JAX arrays.
+
+  Example:
+    >>> import numpy as np
+    >>> from jaxrank import _irnames
+    >>> _irnames.map_grades(np.array([0, 1, 2, 5]), ((1, 2), (2, 7))).tolist()
+    [0, 2, 7, 5]
+  """
+  if isinstance(grades, np.ndarray):
+    out = grades.copy()
+    for g, v in gains:
+      out[grades == g] = v
+    return out
+  import jax.numpy as jnp
+
+  grades = jnp.asarray(grades)
+  out = grades
+  for g, v in gains:
+    out = jnp.where(grades == g, jnp.asarray(v, grades.dtype), out)
+  return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Names on runs and qrels (jaxrank.numpy.evaluate_run and `jaxrank evaluate`).
+
+
+def is_jaxrank_name(name: str) -> bool:
+  """Whether ``name`` is one of jaxrank's own metric names (``"ndcg@10"``, ``"mrr"``).
+
+  Example:
+    >>> from jaxrank import _irnames
+    >>> _irnames.is_jaxrank_name("err@20"), _irnames.is_jaxrank_name("P_10")
+    (True, False)
+  """
+  from jaxrank import _evaluate
+
+  try:
+    _evaluate.parse_metric(name)
+  except (ValueError, TypeError):
+    return False
+  return True
+
+
+def split_trec(specs) -> tuple[list[str], list[str]]:
+  """``(trec_eval specs, other names)``: what trec_eval's ``-m`` reads (``map``, ``P.5,10``,
+  ``P_10``, ``rbp``, ``official``) and the ir_measures or jaxrank names (``nDCG@10``,
+  ``RBP(p=0.8)``, ``err@20``); a name that is both is trec_eval's.
+
+  Example:
+    >>> from jaxrank import _irnames
+    >>> _irnames.split_trec(["map", "P.5", "ERR@20", "rbp", "rbp@10", "SetP"])
+    (['map', 'P.5', 'rbp'], ['ERR@20', 'rbp@10', 'SetP'])
+  """
+  from jaxrank import _trec
+
+  trec, others = [], []
+  for spec in specs:
+    try:
+      _trec.parse_measures([spec])
+    except ValueError:
+      if not (is_name(spec) or is_jaxrank_name(spec)):
+        raise
+      others.append(spec)
+    else:
+      trec.append(spec)
+  return trec, others
+
+
+def run_target(name: str, threshold: int, where: str) -> Target:
+  """The :class:`Target` of a name on runs and qrels: an ir_measures name, or jaxrank's own
+  (``"ndcg@10"``, ``"mrr"``: the rank core with the call's options)."""
+  target = parse(name)
+  if target is None:
+    from jaxrank import _evaluate
+
+    core, k = _evaluate.parse_metric(name)
+    return Target(name=name, measure=core, core=core, k=k, threshold=threshold)
+  if target.trec is None and not available(target):
+    raise not_in_core(target, where)
+  if target.threshold is None:
+    target = dataclasses.replace(target, threshold=threshold)
+  return target
+
+
+def _ascending(run):
+  """The run with each query's documents in doc-id byte order (a stable sort by score then
+  keeps that order among equal scores: ``ties="first"``)."""
+  from jaxrank import io
+
+  perm = np.argsort(run.docid_vocab.byte_rank()[run.docid_codes], kind="stable")
+  return io.Run(qid_codes=run.qid_codes[perm], qid_vocab=run.qid_vocab,
+                docid_codes=run.docid_codes[perm], docid_vocab=run.docid_vocab,
+                score=run.score[perm], rank=run.rank[perm], tag=run.tag)
+
+
+def _mapped(qrels, gains):
+  from jaxrank import io
+
+  return io.Qrels(qid_codes=qrels.qid_codes, qid_vocab=qrels.qid_vocab,
+                  docid_codes=qrels.docid_codes, docid_vocab=qrels.docid_vocab,
+                  rel=map_grades(qrels.rel, gains))
+
+
+def evaluate_run(run, qrels, names, requests=(), *, ties: str = "trec", threshold: int = 1,
+                 given: dict[str, Any] | None = None, where: str = "jaxrank.numpy.evaluate_run",
+                 progress=None, **run_options):
+  """Evaluates trec_eval ``requests`` and ``names`` (ir_measures' or jaxrank's) on a run.
+
+  Names that share a level, a grade map, a tie order and the options written in them share one
+  evaluation (usually all of them; the trec ``requests`` go with the call's own). Returns a
+  :class:`jaxrank._trec.Result` whose keys are the requests' printed names, then each name as
+  written; ``given`` are the call's formula options (``gain=``, ``empty=``, ...).
+
+  Example:
+    >>> from jaxrank import _irnames, io
+    >>> run = io.as_run({"q1": {"a": 0.5, "b": 0.5, "c": 0.1}})
+    >>> qrels = io.as_qrels({"q1": {"a": 1, "c": 2}})
+    >>> out = _irnames.evaluate_run(run, qrels, ["RR", "RR@2", "P(rel=2)@3", "NumRet"])
+    >>> {n: round(float(v[0]), 4) for n, v in out.per_query.items()}  # RR@k: ties doc id up
+    {'RR': 0.5, 'RR@2': 1.0, 'P(rel=2)@3': 0.3333, 'NumRet': 3.0}
+  """
+  from jaxrank import _options, _trec
+
+  given = dict(given or {})
+  names = list(dict.fromkeys(names))
+  targets = [run_target(name, threshold, where) for name in names]
+  base = (threshold, None, "trec", ())
+  groups: dict[tuple, list[Target]] = {base: []} if requests else {}
+  for t in targets:
+    # set_F prints one name whatever its beta: each beta is evaluated on its own
+    own = ((("set_F", t.trec),) if t.trec.startswith("set_F") else ()) if t.trec else t.options
+    order = t.order if ties == "trec" else "trec"
+    groups.setdefault((t.threshold, t.gains, order, own), []).append(t)
+  qids, per_query, summary, integer, printed = None, {}, {}, set(), []
+  for key, members in groups.items():
+    level, gains, order, own = key
+    group_requests = list(requests) if key == base else []
+    trec_of = {}
+    for t in members:
+      if t.trec:
+        (request,) = _trec.parse_measures([t.trec])
+        trec_of[t.name] = request.names()[0]
+        group_requests.append(request)
+    specs = tuple(dict.fromkeys((t.core, t.k) for t in members if not t.trec))
+    group_ties = ties if order == "trec" else "first"
+    options = _options.make_options(**{
+        **given, "threshold": level, **{k: v for k, v in own if k != "set_F"},
+        "ties": "first" if group_ties in _trec.ORDERED else group_ties})
+    result = _trec.evaluate_run(
+        _ascending(run) if order == "ascending" else run,
+        qrels if gains is None else _mapped(qrels, gains),
+        group_requests, ties=group_ties, threshold=level, core_specs=specs, options=options,
+        progress=progress if key == next(iter(groups)) else None, **run_options)
+    assert qids is None or qids == result.qids
+    qids = result.qids
+    if key == base:
+      printed = [n for r in requests for n in r.names()]
+      for n in printed:
+        if n in result.per_query:
+          per_query[n] = result.per_query[n]
+        if n in result.summary:
+          summary[n] = result.summary[n]
+      integer |= {n for n in printed if n in result.integer}
+    for t in members:
+      if t.trec:
+        ref = trec_of[t.name]
+        if ref in result.per_query:
+          per_query[t.name] = result.per_query[ref]
+        summary[t.name] = result.summary[ref]
+        if ref in result.integer:
+          integer.add(t.name)
+      else:
+        v = np.asarray(result.core[(t.core, t.k)], np.float64)
+        per_query[t.name] = v
+        summary[t.name] = sum(v.tolist()) / v.size if v.size else 0.0  # in query order
+  order = printed + [n for n in names if n not in printed]
+  return _trec.Result(qids=qids or [], per_query={n: per_query[n] for n in order if n in per_query},
+                      summary={n: summary[n] for n in order if n in summary}, integer=integer,
+                      names=order)
