@@ -8,7 +8,7 @@ ir_measures' number:
 
 * rank metrics go to the metric table's record whose ``ir_measures`` field names the measure
   (``P``, ``R``, ``Success``, ``RR``, ``AP``, ``nDCG``, ``Rprec``, ``ERR``, ``RBP``; ``Bpref``,
-  ``infAP`` and ``Judged`` to ``bpref``, ``infap``, ``judged`` once the table has them), with
+  ``infAP`` and ``Judged`` to ``bpref``, ``infap``, ``judged``), with
   the name's parameters as options: ``rel=`` is trec_eval's ``-l`` (``threshold``), ``AP@k`` is
   trec_eval's ``map_cut_k`` (``k``, still divided by every relevant item), nDCG's ``gains=``
   maps the grades before anything else (as ir_measures does to the qrels), ``dcg='exp-log2'``
@@ -101,7 +101,7 @@ ALIASES = {"MAP": ("AP", {}), "MRR": ("RR", {}), "NDCG": ("nDCG", {}),
            "RPrec": ("Rprec", {}), "SetRelP": ("SetP", {"relative": True}),
            "NumRelRet": ("NumRet", {"rel": 1})}
 # The rank metrics: ir_measures' measure -> the metric table's record (its `ir_measures` field).
-# bpref, infAP and Judged@k go to the rank core's records of those names once it has them.
+# bpref, infAP and Judged@k go to the rank core's records of those names.
 CORE = {"Bpref": "bpref", "infAP": "infap", "Judged": "judged"} | {
     m.ir_measures: m.name for m in _table.METRICS.values() if m.ir_measures}
 # The measures that only runs and qrels have: measure -> trec_eval's measure.
