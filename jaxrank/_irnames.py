@@ -101,9 +101,7 @@ ALIASES = {"MAP": ("AP", {}), "MRR": ("RR", {}), "NDCG": ("nDCG", {}),
            "RPrec": ("Rprec", {}), "SetRelP": ("SetP", {"relative": True}),
            "NumRelRet": ("NumRet", {"rel": 1})}
 # The rank metrics: ir_measures' measure -> the metric table's record (its `ir_measures` field).
-# bpref, infAP and Judged@k go to the rank core's records of those names.
-CORE = {"Bpref": "bpref", "infAP": "infap", "Judged": "judged"} | {
-    m.ir_measures: m.name for m in _table.METRICS.values() if m.ir_measures}
+CORE = {m.ir_measures: m.name for m in _table.METRICS.values() if m.ir_measures}
 # The measures that only runs and qrels have: measure -> trec_eval's measure.
 TREC = {"SetP": "set_P", "SetR": "set_recall", "SetF": "set_F", "SetAP": "set_map",
         "NumRet": "num_ret", "NumRel": "num_rel", "NumQ": "num_q", "IPrec": "iprec_at_recall",
