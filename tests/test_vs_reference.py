@@ -11,11 +11,28 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxrank
-from metric_table import NAMES, options_for
-from reference import reference
+from metric_table import JUDGMENT, NAMES, name_at, options_for
+from reference import NOT_JUDGED, reference
 
 METRICS = NAMES
 SCORE_VALUES = [0.0, 0.5, 1.0, 2.0, -1.0, float("nan"), float("inf"), float("-inf"), -0.0]
+
+
+def assert_matches(name, got, want, ties):
+  """``got`` equals the reference; infap under average ties is NaN for a list whose relevant
+  items tie (no closed form: the expectation is not computed, see jaxrank.infap), and only
+  there: every other list is compared."""
+  got = np.asarray(got, np.float64)
+  if name == "infap" and ties == "average":
+    keep = ~np.isnan(got) | np.isnan(want)
+    got, want = got[keep], np.asarray(want)[keep]
+  np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6)
+
+
+def listed_only(name, labels):
+  """The reference's labels for the sparse and ranked-ids forms, which list only the relevant
+  ids: for the judgment metrics every other item is not judged."""
+  return np.where(labels > 0, labels, NOT_JUDGED) if name in JUDGMENT else labels
 
 
 @st.composite
@@ -53,7 +70,7 @@ def test_matches_brute_force(batch, name, ties, empty, use_where, options):
   where = where if use_where else None
   got = getattr(jaxrank, name)(scores, labels, where=where, ties=ties, empty=empty, **options_for(name, options))
   want = reference(name, scores, labels, where, ties=ties, empty=empty, **options)
-  np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=2e-6)
+  assert_matches(name, got, want, ties)
 
 
 @settings(max_examples=25, deadline=None)
@@ -64,7 +81,7 @@ def test_first_with_tie_key(batch, name, options):
   tie_key = rng.permutation(scores.size).reshape(scores.shape).astype(np.int32)
   got = getattr(jaxrank, name)(scores, labels, ties="first", tie_key=tie_key, **options_for(name, options))
   want = reference(name, scores, labels, ties="first", tie_key=tie_key, **options)
-  np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=2e-6)
+  assert_matches(name, got, want, "first")
 
 
 @pytest.mark.parametrize("method", ["count", "sort"])
@@ -78,9 +95,10 @@ def test_paths_agree_with_reference(method, name):
   where = rng.random((20, 7)) < 0.85
   where[5] = False
   for k in (None, 1, 3, 10):
-    got = getattr(jaxrank, name)(scores, labels, where=where, k=k, method=method)
+    got = getattr(jaxrank, name)(scores, labels, where=where, method=method,
+                                 **options_for(name, {"k": k}))
     want = reference(name, scores, labels, where, k=k)
-    np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=2e-6)
+    assert_matches(name, got, want, "average")
 
 
 def _sparse_form(labels):
@@ -94,8 +112,7 @@ def _sparse_form(labels):
   return ids, grades
 
 
-def _metric_name(name, k):
-  return name if k is None else f"{name}@{k}"
+_metric_name = name_at
 
 
 @settings(max_examples=50, deadline=None)
@@ -111,9 +128,9 @@ def test_unranked_relevant_items_match_brute_force(batch, name, ties, empty, opt
                           ties="first" if ties == "first" else "average")
   k = options.pop("k")
   got = jaxrank.evaluate(r, [_metric_name(name, k)], ties=ties, empty=empty, **options_for(name, options))
-  want = reference(name, scores, labels, where, ties=ties, empty=empty, padded="unranked", k=k,
-                   **options)
-  np.testing.assert_allclose(np.asarray(got[_metric_name(name, k)]), want, rtol=2e-5, atol=2e-6)
+  want = reference(name, scores, listed_only(name, labels), where, ties=ties, empty=empty,
+                   padded="unranked", k=k, **options)
+  assert_matches(name, got[_metric_name(name, k)], want, ties)
 
 
 @pytest.mark.parametrize("ties", ["average", "optimistic", "pessimistic", "first"])
@@ -130,8 +147,9 @@ def test_all_relevant_unranked_is_zero_under_every_policy(name, ties):
                           ties="first" if ties == "first" else "average")
   for k in (None, 1, 100):
     got = jaxrank.evaluate(r, [_metric_name(name, k)], ties=ties)[_metric_name(name, k)]
-    want = reference(name, scores, labels, where, ties=ties, padded="unranked", k=k)
-    np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=2e-6)
+    want = reference(name, scores, listed_only(name, labels), where, ties=ties,
+                     padded="unranked", k=k)
+    assert_matches(name, got, want, ties)
     if name not in ("mean_rank", "rbp_residual"):  # a rank, and the weight left unseen
       assert float(got[0]) == 0.0
 
@@ -158,7 +176,8 @@ def test_ranked_ids_with_absent_relevant_match_brute_force(name, ties):
     labels[i, relevant[i][relevant[i] >= 0]] = grades[i][relevant[i] >= 0]
   for k in (None, 1, int(rng.integers(2, 6))):
     got = jaxrank.evaluate(r, [_metric_name(name, k)], ties=ties)[_metric_name(name, k)]
-    want = reference(name, scores, labels, where, ties=ties, padded="unranked", k=k)
-    np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=2e-6)
+    want = reference(name, scores, listed_only(name, labels), where, ties=ties,
+                     padded="unranked", k=k)
+    assert_matches(name, got, want, ties)
   if name == "ndcg":  # pytrec_eval: ndcg of d0, d1, d2 against relevant d0, d5, d6, d7, d8
     assert float(jaxrank.ndcg(r)[3]) == pytest.approx(0.3391602052736161, abs=1e-6)
