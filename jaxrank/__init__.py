@@ -122,8 +122,19 @@ __all__ += [
     "user_bias",
 ]
 
-# Comparing systems: significance tests on per-query values, and the comparison report.
-from jaxrank import compare, stats  # noqa: E402
+# Comparing systems: significance tests on per-query values, and the comparison report. Loaded
+# on first use (``jaxrank.stats``, ``from jaxrank import compare``): the command line's start-up
+# does not pay for them.
+_LAZY = ("compare", "stats")
+
+
+def __getattr__(name: str):
+  if name in _LAZY:
+    import importlib
+
+    return importlib.import_module(f"jaxrank.{name}")
+  raise AttributeError(f"module 'jaxrank' has no attribute {name!r}")
+
 
 __all__ += ["compare", "stats"]
 
