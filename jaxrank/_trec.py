@@ -398,6 +398,12 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
                  unique_docs: bool = False) -> Result:
   """Evaluates a run against qrels the trec_eval way (see the module docstring).
 
+  In steps: :func:`_match_queries` (the queries evaluated, and their rows),
+  :func:`_match_documents` (one document code space), :func:`_rank_documents` (each query's
+  documents in rank order, with their rank bounds), :func:`_judgments_in_rank_order` (the
+  grades of the ranked documents), :func:`_core_values` (the rank core's metrics) and
+  :func:`_host_values` (each measure's ``host`` calculation), then :func:`summarize`.
+
   Args:
     ties: ``"trec"`` (score desc, doc id desc), ``"first"`` (score desc, then input order), or a
       tie-aware policy of the rank core (``"average"``, ``"optimistic"``, ``"pessimistic"``).
@@ -423,9 +429,52 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
       raise ValueError(f"measure {r.measure.name!r} needs an order of the documents: ties "
                        f"must be 'trec' or 'first' (--ties trec on the command line), got "
                        f"{ties!r}")
+  queries = _match_queries(run, qrels, complete=complete, sources=sources)
+  docs = _match_documents(run, qrels, queries, source=sources[1])
+  ranked = _rank_documents(run, qrels, queries, docs, ties=ties, float32=float32,
+                           max_docs=max_docs, unique_docs=unique_docs, source=sources[0])
+  grades, item_of_j = _judgments_in_rank_order(queries, docs, ranked)
+  specs = _core_specs(requests) + tuple(core_specs)
+  if specs:
+    options = options or _evaluate.make_options(threshold=threshold,
+                                                ties="first" if ordered else ties)
+  core_values = _core_values(specs, queries, ranked, item_of_j, options=options,
+                             resolved=ordered, chunk=chunk, progress=progress)
+  values_of = _host_values(requests, queries, ranked, grades, core_values, threshold=threshold)
+  per_query, summary, integer = summarize(values_of, requests, queries.nq, run.tag, qrels,
+                                          complete)
+  names = [n for r in requests for n in r.names()]
+  qv = qrels.qid_vocab
+  return Result(qids=[qv[int(c)] for c in queries.kept], per_query=per_query, summary=summary,
+                integer=integer, core=core_values, names=names)
 
-  # Queries: those of the qrels (and, without `complete`, also in the run), in strcmp order.
-  # Ids are the reader's integer codes: no id string is sorted or compared here.
+
+@dataclasses.dataclass(frozen=True)
+class _Queries:
+  """The evaluated queries (indices 0 .. nq - 1, in strcmp order of their ids) and the run's
+  and the qrels' rows that belong to them."""
+
+  kept: np.ndarray  # the qrels code of each evaluated query
+  rq: np.ndarray  # run rows: query index, document code (the run's), score
+  rdoc: np.ndarray
+  rscore: np.ndarray
+  jrows: np.ndarray  # qrels rows kept (bool mask over the qrels), and their query index, grade
+  jq: np.ndarray
+  jrel: np.ndarray
+
+  @property
+  def nq(self) -> int:
+    return self.kept.size
+
+
+def _match_queries(run: Run, qrels: Qrels, *, complete: bool,
+                   sources: tuple[str, str]) -> _Queries:
+  """The queries of the qrels that are also in the run (every qrels query with ``complete``,
+  trec_eval's ``-c``), in strcmp order, with the run and qrels rows of those queries.
+
+  Ids are the reader's integer codes: no id string is sorted or compared here. An error names
+  a few queries of each side when the run and the qrels share none.
+  """
   qv = qrels.qid_vocab
   run_q = qv.index(run.qid_vocab)  # each run query's code in the qrels, -1 if it has none
   keep_q = np.zeros(len(qv), bool)
@@ -439,9 +488,8 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
                      f"the qrels{qrels_name} ({_some(qv)}); nothing to evaluate")
   by_bytes = qv.argsort()
   kept = by_bytes[keep_q[by_bytes]]  # qrels codes of the evaluated queries, in strcmp order
-  nq = kept.size
   remap = np.full(len(qv) + 1, -1)  # the last entry maps the run's -1 (unjudged query)
-  remap[kept] = np.arange(nq)
+  remap[kept] = np.arange(kept.size)
   jq = remap[qrels.qid_codes]
   rq = remap[run_q][run.qid_codes]
   rows = rq >= 0
@@ -450,22 +498,59 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   else:
     rq, rdoc, rscore = rq[rows], run.docid_codes[rows], run.score[rows]
   jrows = jq >= 0
-  jq, jrel = jq[jrows], qrels.rel[jrows]
+  return _Queries(kept=kept, rq=rq, rdoc=rdoc, rscore=rscore, jrows=jrows, jq=jq[jrows],
+                  jrel=qrels.rel[jrows])
 
-  # Documents: the run's codes, then the qrels documents the run never retrieved.
+
+@dataclasses.dataclass(frozen=True)
+class _Documents:
+  """One document code space for both sides: the run's codes, then the qrels documents the run
+  never retrieved (``jdoc``: each kept judgment's document; ``n``: codes in all)."""
+
+  jdoc: np.ndarray
+  n: int
+  name: Callable[[int], str]  # a code's document id, for error messages
+
+
+def _match_documents(run: Run, qrels: Qrels, queries: _Queries, *, source: str) -> _Documents:
+  """The judgments' documents in the run's document codes (see :class:`_Documents`); a query
+  judging a document twice is an error naming ``source`` (the qrels)."""
   rv, qdv = run.docid_vocab, qrels.docid_vocab
   in_run = rv.index(qdv)
-  jdoc = np.where(in_run >= 0, in_run, len(rv) + np.arange(len(qdv)))[qrels.docid_codes[jrows]]
-  D = max(len(rv) + len(qdv), 1)
-  doc_name = lambda d: rv[d] if d < len(rv) else qdv[d - len(rv)]
-  _duplicates(jq, jdoc, kept, qv, doc_name, D, sources[1])
+  jdoc = np.where(in_run >= 0, in_run, len(rv) + np.arange(len(qdv)))[
+      qrels.docid_codes[queries.jrows]]
+  docs = _Documents(jdoc=jdoc, n=max(len(rv) + len(qdv), 1),
+                    name=lambda d: rv[d] if d < len(rv) else qdv[d - len(rv)])
+  _duplicates(queries.jq, jdoc, queries.kept, qrels.qid_vocab, docs.name, docs.n, source)
+  return docs
 
-  # trec order within each query; position p = 0, 1, ... per query.
-  keys = _order_keys(rscore, float32)
-  order = _ranked_order(rq, keys, rdoc, rv, nq, ties=ties)
-  rq, rdoc, keys = rq[order], rdoc[order], keys[order]
-  if not unique_docs:
-    _duplicates(rq, rdoc, kept, qv, doc_name, D, sources[0])  # rq grouped now: a faster check
+
+@dataclasses.dataclass(frozen=True)
+class _Ranked:
+  """The retrieved documents in rank order, grouped by query (after ``max_docs``): query index,
+  document code, position 0, 1, ... within the query, documents per query, and the 1-based rank
+  bounds of each (its position, or its tie group's under a tie-aware policy)."""
+
+  rq: np.ndarray
+  rdoc: np.ndarray
+  pos: np.ndarray
+  counts: np.ndarray
+  lo: np.ndarray
+  hi: np.ndarray
+
+
+def _rank_documents(run: Run, qrels: Qrels, queries: _Queries, docs: _Documents, *, ties: str,
+                    float32: bool, max_docs: int | None, unique_docs: bool,
+                    source: str) -> _Ranked:
+  """Each query's documents in rank order (:func:`_ranked_order`: trec_eval's order, input order
+  for ``"first"``), cut to the top ``max_docs``, with their rank bounds; a query listing a
+  document twice is an error naming ``source`` (the run) unless ``unique_docs``."""
+  nq = queries.nq
+  keys = _order_keys(queries.rscore, float32)
+  order = _ranked_order(queries.rq, keys, queries.rdoc, run.docid_vocab, nq, ties=ties)
+  rq, rdoc, keys = queries.rq[order], queries.rdoc[order], keys[order]
+  if not unique_docs:  # rq grouped now: a faster check
+    _duplicates(rq, rdoc, queries.kept, qrels.qid_vocab, docs.name, docs.n, source)
   counts = np.bincount(rq, minlength=nq)
   starts = np.cumsum(counts) - counts
   pos = np.arange(rq.size) - starts[rq]
@@ -474,68 +559,91 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
     rq, rdoc, keys, pos = rq[cut], rdoc[cut], keys[cut], pos[cut]
     counts = np.minimum(counts, max_docs)
   # Rank bounds of each retrieved document: its position, or its tie group's (contiguous here).
-  if ordered:
-    item_lo = item_hi = pos + 1
+  if ties in ORDERED:
+    lo = hi = pos + 1
   else:
     start = np.ones(rq.size, bool)
     start[1:] = (rq[1:] != rq[:-1]) | (keys[1:] != keys[:-1])
     group = np.cumsum(start) - 1
     first = np.flatnonzero(start)
     last = np.r_[first[1:], rq.size][:first.size] - 1  # (no row: no group)
-    item_lo, item_hi = pos[first][group] + 1, pos[last][group] + 1
+    lo, hi = pos[first][group] + 1, pos[last][group] + 1
+  return _Ranked(rq=rq, rdoc=rdoc, pos=pos, counts=counts, lo=lo, hi=hi)
 
-  # Grades of retrieved documents in rank order (trec_eval's form_res_rels): the judgment, or
-  # UNJUDGED for every negative judgment (in the pool, not judged), or NOT_IN_QRELS.
-  jkey = jq.astype(np.int64) * D + jdoc
+
+def _judgments_in_rank_order(queries: _Queries, docs: _Documents,
+                             ranked: _Ranked) -> tuple[np.ndarray, np.ndarray]:
+  """``(grades, item_of_j)``: the grade of each retrieved document in rank order (trec_eval's
+  form_res_rels: the judgment, :data:`UNJUDGED` for every negative judgment, in the pool but
+  not judged, or :data:`NOT_IN_QRELS`), and the retrieved row of each judgment (-1: none)."""
+  jq, jrel, D = queries.jq, queries.jrel, docs.n
+  rq, rdoc = ranked.rq, ranked.rdoc
+  jkey = jq.astype(np.int64) * D + docs.jdoc
   jorder = np.argsort(jkey)
   jkey_sorted = jkey[jorder]
   # Only retrieved documents judged for some query can have a judgment: look up just those.
   judged_doc = np.zeros(D, bool)
-  judged_doc[jdoc] = True
+  judged_doc[docs.jdoc] = True
   maybe = np.flatnonzero(judged_doc[rdoc])
   rkey = rq[maybe].astype(np.int64) * D + rdoc[maybe]
   at = np.minimum(np.searchsorted(jkey_sorted, rkey), max(jkey.size - 1, 0))
   hit = (jkey_sorted[at] == rkey) if jkey.size else np.zeros(rkey.size, bool)
-  rgrade = np.full(rq.size, NOT_IN_QRELS, np.int64)
-  rgrade[maybe[hit]] = np.maximum(jrel[jorder][at[hit]], UNJUDGED)
+  grades = np.full(rq.size, NOT_IN_QRELS, np.int64)
+  grades[maybe[hit]] = np.maximum(jrel[jorder][at[hit]], UNJUDGED)
   item_of_j = np.full(jkey.size, -1)  # the retrieved document of each judgment, if any
   item_of_j[jorder[at[hit]]] = maybe[hit]
+  return grades, item_of_j
 
+
+def _core_values(specs: tuple, queries: _Queries, ranked: _Ranked, item_of_j: np.ndarray, *,
+                 options, resolved: bool, chunk: int,
+                 progress: Callable[[int, int], None] | None) -> dict[tuple, np.ndarray]:
+  """The rank core's values ``(metric, k) -> [queries]`` of ``specs``, by
+  :func:`jaxrank._hostrank.score_ranks`. A query's catalog: its retrieved documents, then its
+  unretrieved relevant ones (unranked, so they count in R and in the ideal DCG); the metrics
+  that read judged non-relevant items (bpref, infap, judged) also get those."""
+  nq = queries.nq
+  if not specs:
+    if progress is not None:
+      progress(nq, nq)
+    return {}
+  jq, jrel, counts = queries.jq, queries.jrel, ranked.counts
+  positive = jrel > 0
+  item = item_of_j[positive]
+  extra = np.bincount(jq[positive][item < 0], minlength=nq)
+  retrieved = item >= 0
+  rel_lo, rel_hi = np.zeros(item.size, np.int64), np.zeros(item.size, np.int64)
+  rel_lo[retrieved], rel_hi[retrieved] = ranked.lo[item[retrieved]], ranked.hi[item[retrieved]]
+  judged = None
+  if _hostrank.needs_judgments(specs):  # bpref, infap, judged: judged non-relevant items too
+    other = ~positive
+    j_item = item_of_j[other]
+    j_lo, j_hi = np.zeros(j_item.size, np.int64), np.zeros(j_item.size, np.int64)
+    got = j_item >= 0
+    j_lo[got], j_hi[got] = ranked.lo[j_item[got]], ranked.hi[j_item[got]]
+    kind = np.where(jrel[other] < 0, _ranks.POOLED, _ranks.ZERO).astype(np.int8)
+    judged = (jq[other], j_lo, j_hi, kind)
+  out = _hostrank.score_ranks(nq, counts + extra, counts, jq[positive], rel_lo, rel_hi,
+                              jrel[positive], specs, options, resolved=resolved, chunk=chunk,
+                              progress=progress, judged=judged)
+  return dict(zip(specs, out))
+
+
+def _host_values(requests: Sequence[Request], queries: _Queries, ranked: _Ranked,
+                 grades: np.ndarray, core_values: dict[tuple, np.ndarray], *,
+                 threshold) -> Callable[[Request], list[np.ndarray]]:
+  """Every request's per-query values, by its measure's ``host`` calculation, as
+  ``values_of(request)`` (one array per printed name, for :func:`summarize`).
+
+  The calculations read the grades in rank order ``G[query, rank]``, built a block of queries at
+  a time (:func:`jaxrank._hostrank.spans`) so that one long query does not pad every other one
+  to its length; the blocks' values are concatenated.
+  """
+  nq, jq, jrel = queries.nq, queries.jq, queries.jrel
+  rq, pos, counts = ranked.rq, ranked.pos, ranked.counts
   relevant = (jrel >= threshold) & (jrel >= 0)
   num_rel = np.bincount(jq, weights=relevant, minlength=nq).astype(np.int64)
   num_nonrel = np.bincount(jq, weights=(jrel >= 0) & ~relevant, minlength=nq).astype(np.int64)
-
-  # Rank-core measures. A query's catalog: its retrieved docs, then its unretrieved relevant
-  # docs (unranked, so they count in R and in the ideal DCG).
-  specs = _core_specs(requests) + tuple(core_specs)
-  core_values: dict[tuple, np.ndarray] = {}
-  if specs:
-    options = options or _evaluate.make_options(threshold=threshold,
-                                                ties="first" if ordered else ties)
-    positive = jrel > 0
-    item = item_of_j[positive]
-    extra = np.bincount(jq[positive][item < 0], minlength=nq)
-    retrieved = item >= 0
-    rel_lo, rel_hi = np.zeros(item.size, np.int64), np.zeros(item.size, np.int64)
-    rel_lo[retrieved], rel_hi[retrieved] = item_lo[item[retrieved]], item_hi[item[retrieved]]
-    judged = None
-    if _hostrank.needs_judgments(specs):  # bpref, infap, judged: judged non-relevant items too
-      other = ~positive
-      j_item = item_of_j[other]
-      j_lo, j_hi = np.zeros(j_item.size, np.int64), np.zeros(j_item.size, np.int64)
-      got = j_item >= 0
-      j_lo[got], j_hi[got] = item_lo[j_item[got]], item_hi[j_item[got]]
-      kind = np.where(jrel[other] < 0, _ranks.POOLED, _ranks.ZERO).astype(np.int8)
-      judged = (jq[other], j_lo, j_hi, kind)
-    out = _hostrank.score_ranks(nq, counts + extra, counts, jq[positive], rel_lo, rel_hi,
-                      jrel[positive], specs, options, resolved=ordered, chunk=chunk,
-                      progress=progress, judged=judged)
-    core_values = dict(zip(specs, out))
-  elif progress is not None:
-    progress(nq, nq)
-
-  # Host measures, on the grades in rank order G[query, rank], a block of queries at a time so
-  # that one long query does not pad every other one to its length.
   host = [r for r in requests if r.measure.host is not None]
   by_query = np.argsort(jq, kind="stable")
   jq_sorted, jrel_sorted = jq[by_query], jrel[by_query]
@@ -544,7 +652,7 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   parts: list[list[list[np.ndarray]]] = [[] for _ in host]
   for a, b in _hostrank.spans(np.maximum(counts, 1), _hostrank.ELEMENTS, nq) if host else ():
     G = np.full((b - a, max(int(counts[a:b].max()), 1)), NOT_IN_QRELS, np.int64)
-    G[rq[rfirst[a]:rfirst[b]] - a, pos[rfirst[a]:rfirst[b]]] = rgrade[rfirst[a]:rfirst[b]]
+    G[rq[rfirst[a]:rfirst[b]] - a, pos[rfirst[a]:rfirst[b]]] = grades[rfirst[a]:rfirst[b]]
     block = calc.Block(G=G, rel=(G >= threshold) & (G >= 0), counts=counts[a:b],
                        num_rel=num_rel[a:b], num_nonrel=num_nonrel[a:b], threshold=threshold,
                        jq=jq_sorted[jfirst[a]:jfirst[b]] - a,
@@ -553,16 +661,12 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
     for acc, r in zip(parts, host):
       acc.append(r.measure.host(block, r.params))
 
-
   def values_of(r: Request) -> list[np.ndarray]:
     chunks = parts[host.index(r)]
     return ([np.concatenate(v) for v in zip(*chunks)] if chunks
             else [np.zeros(0) for _ in r.names()])
 
-  per_query, summary, integer = summarize(values_of, requests, nq, run.tag, qrels, complete)
-  names = [n for r in requests for n in r.names()]
-  return Result(qids=[qv[int(c)] for c in kept], per_query=per_query, summary=summary,
-                integer=integer, core=core_values, names=names)
+  return values_of
 
 
 def summarize(values_of: Callable[[Request], list[np.ndarray]], requests: Sequence[Request],
