@@ -39,7 +39,7 @@ RECALL_LEVELS = tuple(i / 10 for i in range(11))
 UNJUDGED = -1
 NOT_IN_QRELS = -2
 
-Values = list  # one np.ndarray of per-query values per printed name
+Values = list[np.ndarray]  # per-query values, one array per printed name
 
 
 @dataclasses.dataclass(frozen=True)
