@@ -26,26 +26,29 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from jaxrank import _checks, _evaluate, _hostrank, _ranks, _table
+from jaxrank import _trec_measures as calc
+from jaxrank._trec_measures import NOT_IN_QRELS, RECALL_LEVELS, UNJUDGED
 from jaxrank.io import Qrels, Run
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-RECALL_LEVELS = tuple(i / 10 for i in range(11))
 RPREC_MULTS = tuple(i / 5 for i in range(1, 11))
 TIES = ("trec", "average", "optimistic", "pessimistic", "first")
 # Ordered ties (a total order per query) are needed by the prefix-count measures.
 ORDERED = ("trec", "first")
 SINGLE = ("beta", "length", "coeffs")  # parameter kinds that are one setting, not a list
-# Grades of retrieved documents on the host (trec_eval's RELVALUE_UNJUDGED, RELVALUE_NONPOOL):
-# every negative judgment reads as UNJUDGED, so no judgment can be taken for NOT_IN_QRELS.
-UNJUDGED = -1
-NOT_IN_QRELS = -2
-NEEDS_ORDER = ("infAP", "rbp", "rbp_resid", "binG", "G", "ndcg_rel", "Rndcg", "unj", "relstring",
-               "bpref", "gm_bpref", "iprec_at_recall", "Rprec_mult", "11pt_avg")
 
 
 @dataclasses.dataclass(frozen=True)
 class Measure:
-  """One trec_eval measure: how its parameters read and where its value comes from."""
+  """One trec_eval measure: how its parameters read and where its value comes from.
+
+  ``host`` is its calculation on a block of queries' grades (see :mod:`jaxrank._trec_measures`):
+  ``host(block, params)`` returns one array of per-query values per printed name. A measure the
+  rank core computes (``core``, from the metric table) reads the core's values unless it names
+  its own; ``runid`` and ``num_q`` have none (their summary is the run's tag, the query count).
+  ``needs_order``: the value needs a total order of each query's documents (prefix counts over
+  the ranked list), so the tie-aware policies cannot compute it.
+  """
 
   name: str
   doc: str
@@ -55,11 +58,15 @@ class Measure:
   summary: str = "mean"  # "mean", "sum", "gm" (geometric mean), "count", "runid", "none"
   per_query: bool = True
   official: bool = False
+  host: calc.Host | None = None
+  needs_order: bool = False
 
   def __post_init__(self):
     # The core metric computing this measure comes from the metric table (its `trec` names).
     if self.core is None:
       object.__setattr__(self, "core", _table.TREC.get(self.name))
+    if self.host is None and self.core is not None:
+      object.__setattr__(self, "host", calc.from_core(self.core, cutoffs=self.params == "int"))
 
 
 # In trec_eval's own print order (measures.c), restricted to what jaxrank computes.
@@ -68,70 +75,83 @@ MEASURES = {m.name: m for m in [
             per_query=False, official=True),
     Measure("num_q", "Number of queries evaluated.", summary="count", per_query=False,
             official=True),
-    Measure("num_ret", "Number of documents retrieved (after -M).", summary="sum", official=True),
+    Measure("num_ret", "Number of documents retrieved (after -M).", summary="sum", official=True,
+            host=calc.num_ret),
     Measure("num_rel", "Number of relevant documents in the qrels (rel >= -l).", summary="sum",
-            official=True),
+            official=True, host=calc.num_rel),
     Measure("num_rel_ret", "Number of relevant documents retrieved.", summary="sum",
-            official=True),
+            official=True, host=calc.num_rel_ret),
     Measure("map", "Mean average precision: sum of P@rank over retrieved relevant docs / R.", official=True),
     Measure("gm_map", "Geometric mean over queries of AP, each AP at least 1e-5.", summary="gm",
             per_query=False, official=True),
     Measure("Rprec", "Precision after R documents retrieved (R = num_rel).",
             official=True),
     Measure("bpref", "Binary preference: (1/R) sum over retrieved relevant of 1 - min(judged "
-            "nonrel above, R) / min(judged nonrel, R).", official=True),
+            "nonrel above, R) / min(judged nonrel, R).", official=True,
+            host=calc.bpref, needs_order=True),
     Measure("recip_rank", "Reciprocal rank of the first relevant document (no cutoff).", official=True),
     Measure("iprec_at_recall", "Interpolated precision at recall levels: max precision at any "
             "rank at or after the round(level * R)-th relevant document (trec_eval 10).",
-            params="float", defaults=RECALL_LEVELS, official=True),
+            params="float", defaults=RECALL_LEVELS, official=True,
+            host=calc.iprec_at_recall, needs_order=True),
     Measure("P", "Precision at cutoffs: relevant in the top k / k.", params="int",
             defaults=CUTS, official=True),
     Measure("relstring", "The relevance values of the top N documents as a string: 0-9, '>' "
             "above 9, '-' not in the qrels, '.' judged negative (in the pool, unjudged); per "
-            "query only.", params="length", defaults=(10,), summary="none"),
+            "query only.", params="length", defaults=(10,), summary="none",
+            host=calc.relstring, needs_order=True),
     Measure("recall", "Recall at cutoffs: relevant in the top k / R.", params="int",
             defaults=CUTS),
     Measure("infAP", "Inferred AP (Yilmaz & Aslam) from judged (rel >= 0) and pooled-unjudged "
-            "(rel < 0) documents; documents not in the qrels are skipped."),
+            "(rel < 0) documents; documents not in the qrels are skipped.",
+            host=calc.inf_ap, needs_order=True),
     Measure("gm_bpref", "Geometric mean over queries of bpref, each at least 1e-5.",
-            summary="gm", per_query=False),
+            summary="gm", per_query=False, host=calc.bpref, needs_order=True),
     Measure("Rprec_mult", "Precision at cutoffs (int)(x * R + 0.9) for multiples x of R.",
-            params="float", defaults=RPREC_MULTS),
+            params="float", defaults=RPREC_MULTS, host=calc.rprec_mult, needs_order=True),
     Measure("utility", "p1 * relevant retrieved + p2 * nonrelevant retrieved + p3 * relevant "
             "not retrieved (+ p4 * nonrelevant not retrieved, with a collection size of 0, as "
-            "trec_eval without -N).", params="coeffs", defaults=(1.0, -1.0, 0.0, 0.0)),
-    Measure("11pt_avg", "Mean of iprec_at_recall at the 11 levels 0.0, 0.1, ..., 1.0."),
+            "trec_eval without -N).", params="coeffs", defaults=(1.0, -1.0, 0.0, 0.0),
+            host=calc.utility),
+    Measure("11pt_avg", "Mean of iprec_at_recall at the 11 levels 0.0, 0.1, ..., 1.0.",
+            host=calc.eleven_pt_avg, needs_order=True),
     Measure("binG", "Mean over relevant documents of 1 / log2(2 + non-relevant documents "
-            "above it) (Moffat), divided by R."),
+            "above it) (Moffat), divided by R.", host=calc.bin_g, needs_order=True),
     Measure("G", "Sum over retrieved documents of gain / log2(2 + cost so far - gain so far), "
-            "cost = max(ideal gain, 1) per rank, over the total ideal gain (Moffat)."),
+            "cost = max(ideal gain, 1) per rank, over the total ideal gain (Moffat).",
+            host=calc.gain_g, needs_order=True),
     Measure("ndcg", "NDCG, linear gain = grade, 1/log2(rank + 1) discount, ideal from every "
             "judged grade (not cut by -M; ignores -l)."),
     Measure("ndcg_rel", "Mean over relevant documents of NDCG at each one's rank (ideal cut "
-            "there); relevant documents not retrieved count at the end of the list."),
+            "there); relevant documents not retrieved count at the end of the list.",
+            host=calc.ndcg_rel, needs_order=True),
     Measure("Rndcg", "Mean of NDCG at the R levels: after each positive grade level of the "
-            "ideal ranking (and at num_ret when the ideal runs out well before it)."),
+            "ideal ranking (and at num_ret when the ideal runs out well before it).",
+            host=calc.rndcg, needs_order=True),
     Measure("ndcg_cut", "NDCG at cutoffs, ideal DCG cut at k.", params="int", defaults=CUTS),
     Measure("map_cut", "AP at cutoffs: relevant retrieved in the top k, still divided by R.",
             params="int", defaults=CUTS),
-    Measure("relative_P", "Relevant in the top k / min(k, R).", params="int", defaults=CUTS),
+    Measure("relative_P", "Relevant in the top k / min(k, R).", params="int", defaults=CUTS,
+            host=calc.relative_p),
     Measure("success", "1 if a relevant document is in the top k, else 0.", params="int",
             defaults=(1, 5, 10)),
     Measure("set_P", "Relevant retrieved / retrieved."),
-    Measure("set_relative_P", "Relevant retrieved / min(retrieved, R)."),
+    Measure("set_relative_P", "Relevant retrieved / min(retrieved, R).", host=calc.set_relative_p),
     Measure("set_recall", "Relevant retrieved / R."),
-    Measure("set_map", "set_P * set_recall."),
+    Measure("set_map", "set_P * set_recall.", host=calc.set_map),
     Measure("set_F", "(x + 1) P R / (x P + R) of set_P and set_recall, x = the first parameter "
             "(default 1; trec_eval's x is not squared).",
-            params="beta", defaults=(1.0,)),
+            params="beta", defaults=(1.0,), host=calc.set_f),
     Measure("num_nonrel_judged_ret", "Retrieved documents judged non-relevant (0 <= rel < -l).",
-            summary="sum"),
+            summary="sum", host=calc.num_nonrel_judged_ret),
     Measure("rbp", "Rank-biased precision, p = 0.9: (1 - p) sum of gain p^(rank - 1), grades "
-            "scaled to [0, 1] by the query's largest grade when it is above 1."),
+            "scaled to [0, 1] by the query's largest grade when it is above 1.",
+            host=calc.rbp, needs_order=True),
     Measure("rbp_resid", "RBP residual, p = 0.9: p^num_ret + (1 - p) sum of p^(rank - 1) over "
-            "unjudged retrieved documents (0 when none is unjudged)."),
+            "unjudged retrieved documents (0 when none is unjudged).",
+            host=calc.rbp_resid, needs_order=True),
     Measure("unj", "Unjudged documents (not in the qrels, or judged negative) in the top k / k.",
-            params="int", defaults=(5, 10, 20)),
+            params="int", defaults=(5, 10, 20), host=calc.unj, needs_order=True),
 ]}
 
 # trec_eval measures jaxrank does not compute (listed in the docs and in `--help`).
@@ -378,6 +398,12 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
                  unique_docs: bool = False) -> Result:
   """Evaluates a run against qrels the trec_eval way (see the module docstring).
 
+  In steps: :func:`_match_queries` (the queries evaluated, and their rows),
+  :func:`_match_documents` (one document code space), :func:`_rank_documents` (each query's
+  documents in rank order, with their rank bounds), :func:`_judgments_in_rank_order` (the
+  grades of the ranked documents), :func:`_core_values` (the rank core's metrics) and
+  :func:`_host_values` (each measure's ``host`` calculation), then :func:`summarize`.
+
   Args:
     ties: ``"trec"`` (score desc, doc id desc), ``"first"`` (score desc, then input order), or a
       tie-aware policy of the rank core (``"average"``, ``"optimistic"``, ``"pessimistic"``).
@@ -399,13 +425,56 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   threshold = check_level(threshold)
   ordered = ties in ORDERED
   for r in requests:
-    if not ordered and r.measure.name in NEEDS_ORDER:
+    if not ordered and r.measure.needs_order:
       raise ValueError(f"measure {r.measure.name!r} needs an order of the documents: ties "
                        f"must be 'trec' or 'first' (--ties trec on the command line), got "
                        f"{ties!r}")
+  queries = _match_queries(run, qrels, complete=complete, sources=sources)
+  docs = _match_documents(run, qrels, queries, source=sources[1])
+  ranked = _rank_documents(run, qrels, queries, docs, ties=ties, float32=float32,
+                           max_docs=max_docs, unique_docs=unique_docs, source=sources[0])
+  grades, item_of_j = _judgments_in_rank_order(queries, docs, ranked)
+  specs = _core_specs(requests) + tuple(core_specs)
+  if specs:
+    options = options or _evaluate.make_options(threshold=threshold,
+                                                ties="first" if ordered else ties)
+  core_values = _core_values(specs, queries, ranked, item_of_j, options=options,
+                             resolved=ordered, chunk=chunk, progress=progress)
+  values_of = _host_values(requests, queries, ranked, grades, core_values, threshold=threshold)
+  per_query, summary, integer = summarize(values_of, requests, queries.nq, run.tag, qrels,
+                                          complete)
+  names = [n for r in requests for n in r.names()]
+  qv = qrels.qid_vocab
+  return Result(qids=[qv[int(c)] for c in queries.kept], per_query=per_query, summary=summary,
+                integer=integer, core=core_values, names=names)
 
-  # Queries: those of the qrels (and, without `complete`, also in the run), in strcmp order.
-  # Ids are the reader's integer codes: no id string is sorted or compared here.
+
+@dataclasses.dataclass(frozen=True)
+class _Queries:
+  """The evaluated queries (indices 0 .. nq - 1, in strcmp order of their ids) and the run's
+  and the qrels' rows that belong to them."""
+
+  kept: np.ndarray  # the qrels code of each evaluated query
+  rq: np.ndarray  # run rows: query index, document code (the run's), score
+  rdoc: np.ndarray
+  rscore: np.ndarray
+  jrows: np.ndarray  # qrels rows kept (bool mask over the qrels), and their query index, grade
+  jq: np.ndarray
+  jrel: np.ndarray
+
+  @property
+  def nq(self) -> int:
+    return self.kept.size
+
+
+def _match_queries(run: Run, qrels: Qrels, *, complete: bool,
+                   sources: tuple[str, str]) -> _Queries:
+  """The queries of the qrels that are also in the run (every qrels query with ``complete``,
+  trec_eval's ``-c``), in strcmp order, with the run and qrels rows of those queries.
+
+  Ids are the reader's integer codes: no id string is sorted or compared here. An error names
+  a few queries of each side when the run and the qrels share none.
+  """
   qv = qrels.qid_vocab
   run_q = qv.index(run.qid_vocab)  # each run query's code in the qrels, -1 if it has none
   keep_q = np.zeros(len(qv), bool)
@@ -419,9 +488,8 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
                      f"the qrels{qrels_name} ({_some(qv)}); nothing to evaluate")
   by_bytes = qv.argsort()
   kept = by_bytes[keep_q[by_bytes]]  # qrels codes of the evaluated queries, in strcmp order
-  nq = kept.size
   remap = np.full(len(qv) + 1, -1)  # the last entry maps the run's -1 (unjudged query)
-  remap[kept] = np.arange(nq)
+  remap[kept] = np.arange(kept.size)
   jq = remap[qrels.qid_codes]
   rq = remap[run_q][run.qid_codes]
   rows = rq >= 0
@@ -430,22 +498,59 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   else:
     rq, rdoc, rscore = rq[rows], run.docid_codes[rows], run.score[rows]
   jrows = jq >= 0
-  jq, jrel = jq[jrows], qrels.rel[jrows]
+  return _Queries(kept=kept, rq=rq, rdoc=rdoc, rscore=rscore, jrows=jrows, jq=jq[jrows],
+                  jrel=qrels.rel[jrows])
 
-  # Documents: the run's codes, then the qrels documents the run never retrieved.
+
+@dataclasses.dataclass(frozen=True)
+class _Documents:
+  """One document code space for both sides: the run's codes, then the qrels documents the run
+  never retrieved (``jdoc``: each kept judgment's document; ``n``: codes in all)."""
+
+  jdoc: np.ndarray
+  n: int
+  name: Callable[[int], str]  # a code's document id, for error messages
+
+
+def _match_documents(run: Run, qrels: Qrels, queries: _Queries, *, source: str) -> _Documents:
+  """The judgments' documents in the run's document codes (see :class:`_Documents`); a query
+  judging a document twice is an error naming ``source`` (the qrels)."""
   rv, qdv = run.docid_vocab, qrels.docid_vocab
   in_run = rv.index(qdv)
-  jdoc = np.where(in_run >= 0, in_run, len(rv) + np.arange(len(qdv)))[qrels.docid_codes[jrows]]
-  D = max(len(rv) + len(qdv), 1)
-  doc_name = lambda d: rv[d] if d < len(rv) else qdv[d - len(rv)]
-  _duplicates(jq, jdoc, kept, qv, doc_name, D, sources[1])
+  jdoc = np.where(in_run >= 0, in_run, len(rv) + np.arange(len(qdv)))[
+      qrels.docid_codes[queries.jrows]]
+  docs = _Documents(jdoc=jdoc, n=max(len(rv) + len(qdv), 1),
+                    name=lambda d: rv[d] if d < len(rv) else qdv[d - len(rv)])
+  _duplicates(queries.jq, jdoc, queries.kept, qrels.qid_vocab, docs.name, docs.n, source)
+  return docs
 
-  # trec order within each query; position p = 0, 1, ... per query.
-  keys = _order_keys(rscore, float32)
-  order = _ranked_order(rq, keys, rdoc, rv, nq, ties=ties)
-  rq, rdoc, keys = rq[order], rdoc[order], keys[order]
-  if not unique_docs:
-    _duplicates(rq, rdoc, kept, qv, doc_name, D, sources[0])  # rq grouped now: a faster check
+
+@dataclasses.dataclass(frozen=True)
+class _Ranked:
+  """The retrieved documents in rank order, grouped by query (after ``max_docs``): query index,
+  document code, position 0, 1, ... within the query, documents per query, and the 1-based rank
+  bounds of each (its position, or its tie group's under a tie-aware policy)."""
+
+  rq: np.ndarray
+  rdoc: np.ndarray
+  pos: np.ndarray
+  counts: np.ndarray
+  lo: np.ndarray
+  hi: np.ndarray
+
+
+def _rank_documents(run: Run, qrels: Qrels, queries: _Queries, docs: _Documents, *, ties: str,
+                    float32: bool, max_docs: int | None, unique_docs: bool,
+                    source: str) -> _Ranked:
+  """Each query's documents in rank order (:func:`_ranked_order`: trec_eval's order, input order
+  for ``"first"``), cut to the top ``max_docs``, with their rank bounds; a query listing a
+  document twice is an error naming ``source`` (the run) unless ``unique_docs``."""
+  nq = queries.nq
+  keys = _order_keys(queries.rscore, float32)
+  order = _ranked_order(queries.rq, keys, queries.rdoc, run.docid_vocab, nq, ties=ties)
+  rq, rdoc, keys = queries.rq[order], queries.rdoc[order], keys[order]
+  if not unique_docs:  # rq grouped now: a faster check
+    _duplicates(rq, rdoc, queries.kept, qrels.qid_vocab, docs.name, docs.n, source)
   counts = np.bincount(rq, minlength=nq)
   starts = np.cumsum(counts) - counts
   pos = np.arange(rq.size) - starts[rq]
@@ -454,69 +559,92 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
     rq, rdoc, keys, pos = rq[cut], rdoc[cut], keys[cut], pos[cut]
     counts = np.minimum(counts, max_docs)
   # Rank bounds of each retrieved document: its position, or its tie group's (contiguous here).
-  if ordered:
-    item_lo = item_hi = pos + 1
+  if ties in ORDERED:
+    lo = hi = pos + 1
   else:
     start = np.ones(rq.size, bool)
     start[1:] = (rq[1:] != rq[:-1]) | (keys[1:] != keys[:-1])
     group = np.cumsum(start) - 1
     first = np.flatnonzero(start)
     last = np.r_[first[1:], rq.size][:first.size] - 1  # (no row: no group)
-    item_lo, item_hi = pos[first][group] + 1, pos[last][group] + 1
+    lo, hi = pos[first][group] + 1, pos[last][group] + 1
+  return _Ranked(rq=rq, rdoc=rdoc, pos=pos, counts=counts, lo=lo, hi=hi)
 
-  # Grades of retrieved documents in rank order (trec_eval's form_res_rels): the judgment, or
-  # UNJUDGED for every negative judgment (in the pool, not judged), or NOT_IN_QRELS.
-  jkey = jq.astype(np.int64) * D + jdoc
+
+def _judgments_in_rank_order(queries: _Queries, docs: _Documents,
+                             ranked: _Ranked) -> tuple[np.ndarray, np.ndarray]:
+  """``(grades, item_of_j)``: the grade of each retrieved document in rank order (trec_eval's
+  form_res_rels: the judgment, :data:`UNJUDGED` for every negative judgment, in the pool but
+  not judged, or :data:`NOT_IN_QRELS`), and the retrieved row of each judgment (-1: none)."""
+  jq, jrel, D = queries.jq, queries.jrel, docs.n
+  rq, rdoc = ranked.rq, ranked.rdoc
+  jkey = jq.astype(np.int64) * D + docs.jdoc
   jorder = np.argsort(jkey)
   jkey_sorted = jkey[jorder]
   # Only retrieved documents judged for some query can have a judgment: look up just those.
   judged_doc = np.zeros(D, bool)
-  judged_doc[jdoc] = True
+  judged_doc[docs.jdoc] = True
   maybe = np.flatnonzero(judged_doc[rdoc])
   rkey = rq[maybe].astype(np.int64) * D + rdoc[maybe]
   at = np.minimum(np.searchsorted(jkey_sorted, rkey), max(jkey.size - 1, 0))
   hit = (jkey_sorted[at] == rkey) if jkey.size else np.zeros(rkey.size, bool)
-  rgrade = np.full(rq.size, NOT_IN_QRELS, np.int64)
-  rgrade[maybe[hit]] = np.maximum(jrel[jorder][at[hit]], UNJUDGED)
+  grades = np.full(rq.size, NOT_IN_QRELS, np.int64)
+  grades[maybe[hit]] = np.maximum(jrel[jorder][at[hit]], UNJUDGED)
   item_of_j = np.full(jkey.size, -1)  # the retrieved document of each judgment, if any
   item_of_j[jorder[at[hit]]] = maybe[hit]
+  return grades, item_of_j
 
+
+def _core_values(specs: tuple, queries: _Queries, ranked: _Ranked, item_of_j: np.ndarray, *,
+                 options, resolved: bool, chunk: int,
+                 progress: Callable[[int, int], None] | None) -> dict[tuple, np.ndarray]:
+  """The rank core's values ``(metric, k) -> [queries]`` of ``specs``, by
+  :func:`jaxrank._hostrank.score_ranks`. A query's catalog: its retrieved documents, then its
+  unretrieved relevant ones (unranked, so they count in R and in the ideal DCG); the metrics
+  that read judged non-relevant items (bpref, infap, judged) also get those."""
+  nq = queries.nq
+  if not specs:
+    if progress is not None:
+      progress(nq, nq)
+    return {}
+  jq, jrel, counts = queries.jq, queries.jrel, ranked.counts
+  positive = jrel > 0
+  item = item_of_j[positive]
+  extra = np.bincount(jq[positive][item < 0], minlength=nq)
+  retrieved = item >= 0
+  rel_lo, rel_hi = np.zeros(item.size, np.int64), np.zeros(item.size, np.int64)
+  rel_lo[retrieved], rel_hi[retrieved] = ranked.lo[item[retrieved]], ranked.hi[item[retrieved]]
+  judged = None
+  if _hostrank.needs_judgments(specs):  # bpref, infap, judged: judged non-relevant items too
+    other = ~positive
+    j_item = item_of_j[other]
+    j_lo, j_hi = np.zeros(j_item.size, np.int64), np.zeros(j_item.size, np.int64)
+    got = j_item >= 0
+    j_lo[got], j_hi[got] = ranked.lo[j_item[got]], ranked.hi[j_item[got]]
+    kind = np.where(jrel[other] < 0, _ranks.POOLED, _ranks.ZERO).astype(np.int8)
+    judged = (jq[other], j_lo, j_hi, kind)
+  out = _hostrank.score_ranks(nq, counts + extra, counts, jq[positive], rel_lo, rel_hi,
+                              jrel[positive], specs, options, resolved=resolved, chunk=chunk,
+                              progress=progress, judged=judged)
+  return dict(zip(specs, out))
+
+
+def _host_values(requests: Sequence[Request], queries: _Queries, ranked: _Ranked,
+                 grades: np.ndarray, core_values: dict[tuple, np.ndarray], *,
+                 threshold) -> Callable[[Request], list[np.ndarray]]:
+  """Every request's per-query values, by its measure's ``host`` calculation, as
+  ``values_of(request)`` (one array per printed name, for :func:`summarize`).
+
+  The calculations read the grades in rank order ``G[query, rank]``, built a block of queries at
+  a time (:func:`jaxrank._hostrank.spans`) so that one long query does not pad every other one
+  to its length; the blocks' values are concatenated.
+  """
+  nq, jq, jrel = queries.nq, queries.jq, queries.jrel
+  rq, pos, counts = ranked.rq, ranked.pos, ranked.counts
   relevant = (jrel >= threshold) & (jrel >= 0)
   num_rel = np.bincount(jq, weights=relevant, minlength=nq).astype(np.int64)
   num_nonrel = np.bincount(jq, weights=(jrel >= 0) & ~relevant, minlength=nq).astype(np.int64)
-
-  # Rank-core measures. A query's catalog: its retrieved docs, then its unretrieved relevant
-  # docs (unranked, so they count in R and in the ideal DCG).
-  specs = _core_specs(requests) + tuple(core_specs)
-  core_values: dict[tuple, np.ndarray] = {}
-  if specs:
-    options = options or _evaluate.make_options(threshold=threshold,
-                                                ties="first" if ordered else ties)
-    positive = jrel > 0
-    item = item_of_j[positive]
-    extra = np.bincount(jq[positive][item < 0], minlength=nq)
-    retrieved = item >= 0
-    rel_lo, rel_hi = np.zeros(item.size, np.int64), np.zeros(item.size, np.int64)
-    rel_lo[retrieved], rel_hi[retrieved] = item_lo[item[retrieved]], item_hi[item[retrieved]]
-    judged = None
-    if _hostrank.needs_judgments(specs):  # bpref, infap, judged: judged non-relevant items too
-      other = ~positive
-      j_item = item_of_j[other]
-      j_lo, j_hi = np.zeros(j_item.size, np.int64), np.zeros(j_item.size, np.int64)
-      got = j_item >= 0
-      j_lo[got], j_hi[got] = item_lo[j_item[got]], item_hi[j_item[got]]
-      kind = np.where(jrel[other] < 0, _ranks.POOLED, _ranks.ZERO).astype(np.int8)
-      judged = (jq[other], j_lo, j_hi, kind)
-    out = _hostrank.score_ranks(nq, counts + extra, counts, jq[positive], rel_lo, rel_hi,
-                      jrel[positive], specs, options, resolved=ordered, chunk=chunk,
-                      progress=progress, judged=judged)
-    core_values = dict(zip(specs, out))
-  elif progress is not None:
-    progress(nq, nq)
-
-  # Host measures, on the grades in rank order G[query, rank], a block of queries at a time so
-  # that one long query does not pad every other one to its length.
-  host = [r for r in requests if r.measure.summary not in ("runid", "count")]
+  host = [r for r in requests if r.measure.host is not None]
   by_query = np.argsort(jq, kind="stable")
   jq_sorted, jrel_sorted = jq[by_query], jrel[by_query]
   jfirst = np.searchsorted(jq_sorted, np.arange(nq + 1))
@@ -524,24 +652,21 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   parts: list[list[list[np.ndarray]]] = [[] for _ in host]
   for a, b in _hostrank.spans(np.maximum(counts, 1), _hostrank.ELEMENTS, nq) if host else ():
     G = np.full((b - a, max(int(counts[a:b].max()), 1)), NOT_IN_QRELS, np.int64)
-    G[rq[rfirst[a]:rfirst[b]] - a, pos[rfirst[a]:rfirst[b]]] = rgrade[rfirst[a]:rfirst[b]]
-    judged = (jq_sorted[jfirst[a]:jfirst[b]] - a, jrel_sorted[jfirst[a]:jfirst[b]])
-    core = {k: v[a:b] for k, v in core_values.items()}
-    rel_matrix = (G >= threshold) & (G >= 0)
+    G[rq[rfirst[a]:rfirst[b]] - a, pos[rfirst[a]:rfirst[b]]] = grades[rfirst[a]:rfirst[b]]
+    block = calc.Block(G=G, rel=(G >= threshold) & (G >= 0), counts=counts[a:b],
+                       num_rel=num_rel[a:b], num_nonrel=num_nonrel[a:b], threshold=threshold,
+                       jq=jq_sorted[jfirst[a]:jfirst[b]] - a,
+                       jrel=jrel_sorted[jfirst[a]:jfirst[b]],
+                       core={k: v[a:b] for k, v in core_values.items()})
     for acc, r in zip(parts, host):
-      acc.append(_measure_values(r.measure, r.params, core, G, rel_matrix, counts[a:b],
-                                 num_rel[a:b], num_nonrel[a:b], threshold, judged))
-
+      acc.append(r.measure.host(block, r.params))
 
   def values_of(r: Request) -> list[np.ndarray]:
     chunks = parts[host.index(r)]
     return ([np.concatenate(v) for v in zip(*chunks)] if chunks
             else [np.zeros(0) for _ in r.names()])
 
-  per_query, summary, integer = summarize(values_of, requests, nq, run.tag, qrels, complete)
-  names = [n for r in requests for n in r.names()]
-  return Result(qids=[qv[int(c)] for c in kept], per_query=per_query, summary=summary,
-                integer=integer, core=core_values, names=names)
+  return values_of
 
 
 def summarize(values_of: Callable[[Request], list[np.ndarray]], requests: Sequence[Request],
@@ -589,189 +714,6 @@ def _core_specs(requests: Sequence[Request]) -> tuple:
     else:
       specs.append((m.core, None))
   return tuple(dict.fromkeys(specs))
-
-
-def _measure_values(m, params, core, G, rel, counts, num_rel, num_nonrel, threshold, judged):
-  """Per-query values of one measure, one array per printed name."""
-  R = num_rel
-  safe_R = np.maximum(R, 1)
-  name = m.name
-  if name == "num_ret":
-    return [counts.astype(np.int64)]
-  if name == "num_rel":
-    return [R.astype(np.int64)]
-  if name == "num_rel_ret":
-    return [rel.sum(1).astype(np.int64)]
-  if name == "num_nonrel_judged_ret":
-    return [((G >= 0) & (G < threshold)).sum(1).astype(np.int64)]
-  if name == "unj":
-    valid = np.arange(G.shape[1]) < counts[:, None]
-    unjudged = np.cumsum(valid & (G < 0), axis=1)  # not in the qrels, or judged negative
-    return [unjudged[:, min(k, G.shape[1]) - 1] / k for k in params]
-  if name == "relative_P":
-    return [core[("recall", k)] * R / np.maximum(np.minimum(k, R), 1) for k in params]
-  if m.params == "int":
-    return [core[(m.core, k)] for k in params]
-  if m.core is not None:
-    return [core[(m.core, None)]]
-  nrr = rel.sum(1)
-  if name == "set_relative_P":
-    return [nrr / np.maximum(np.minimum(counts, R), 1)]
-  if name == "set_F":  # trec_eval's (x + 1) P R / (x P + R), x = beta (not beta^2), in float64
-    x = params[0]
-    P, Rc = nrr / np.maximum(counts, 1), nrr / safe_R
-    return [np.where(nrr > 0, (x + 1.0) * P * Rc / np.maximum(x * P + Rc, 1e-300), 0.0)]
-  if name == "utility":
-    p1, p2, p3, p4 = params
-    nrr = rel.sum(1)
-    value = p1 * nrr + p2 * (counts - nrr) + p3 * (R - nrr) + p4 * (nrr - counts - R)
-    return [np.where(counts > 0, value, 0.0)]  # -c queries absent from the run: 0
-  if name == "set_map":
-    return [nrr / np.maximum(counts, 1) * nrr / safe_R]
-  if name == "G":
-    return [_gain_g(G, counts, *judged)]
-  if name in ("rbp", "rbp_resid"):
-    return [_rbp(name, G, counts, *judged)]
-  if name == "Rndcg":
-    return [_rndcg(G, counts, num_rel, *judged)]
-  if name == "ndcg_rel":
-    return [_ndcg_rel(G, counts, *judged)]
-  if name == "relstring":
-    n = params[0]
-    top = G[:, :n]
-    chars = np.full(top.shape, "-", dtype="U1")  # NOT_IN_QRELS
-    chars[top > 9] = ">"
-    digit = (top >= 0) & (top <= 9)
-    chars[digit] = np.asarray(top[digit] + ord("0"), np.uint32).view("U1")
-    chars[top == UNJUDGED] = "."
-    return [np.array(["".join(row[:min(n, c)]) for row, c in zip(chars.tolist(), counts)],
-                     dtype=object)]
-  if name in ("bpref", "gm_bpref"):
-    judged_nonrel = (G >= 0) & (G < threshold)
-    above = np.cumsum(judged_nonrel, axis=1) - judged_nonrel
-    denom = np.minimum(num_nonrel, R)[:, None]
-    term = np.where(above > 0, 1 - np.minimum(above, R[:, None]) / np.maximum(denom, 1), 1.0)
-    return [np.where(rel, term, 0.0).sum(1) / safe_R]
-  hits = np.cumsum(rel, axis=1)  # relevant in the top i + 1
-  if name == "infAP":
-    eps = 1e-5
-    nonrel = np.cumsum((G >= 0) & (G < threshold), axis=1)  # before a relevant one: same
-    unjudged = np.cumsum(G == UNJUDGED, axis=1)
-    j = np.arange(hits.shape[1], dtype=np.float64)[None, :]
-    before = hits - 1.0
-    term = 1.0 / (j + 1) + (j / (j + 1)) * ((before + nonrel + unjudged) / np.maximum(j, 1)) * (
-        (before + eps) / (before + nonrel + 2 * eps))
-    term = np.where(j == 0, 1.0, term)
-    return [np.where(rel, term, 0.0).sum(1) / safe_R]
-  if name == "binG":
-    above = np.arange(hits.shape[1])[None, :] + 1 - hits  # documents above, not relevant
-    return [np.where(rel, 1.0 / np.log2(2.0 + above), 0.0).sum(1) / safe_R]
-  if name == "Rprec_mult":
-    out = []
-    for x in params:
-      c = np.floor(x * R + 0.9).astype(np.int64)
-      at = np.take_along_axis(hits, np.clip(c - 1, 0, hits.shape[1] - 1)[:, None], 1)[:, 0]
-      at = np.where(c > hits.shape[1], nrr, at)
-      out.append(np.where(c > 0, at / np.maximum(c, 1), 0.0))
-    return out
-  if name in ("iprec_at_recall", "11pt_avg"):
-    levels = params if name == "iprec_at_recall" else RECALL_LEVELS
-    prec = hits / np.arange(1, hits.shape[1] + 1)
-    prec = np.where(np.arange(hits.shape[1]) < counts[:, None], prec, 0.0)
-    best = np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1]  # max precision at or after
-    out = []
-    for x in levels:
-      c = np.floor(x * R + 0.5).astype(np.int64)  # trec_eval 10: lround
-      first = np.sum(hits < np.maximum(c, 1)[:, None], axis=1)  # position of the c-th relevant
-      v = np.take_along_axis(best, np.minimum(first, best.shape[1] - 1)[:, None], 1)[:, 0]
-      out.append(np.where((c <= nrr) & (nrr > 0), v, 0.0))
-    return out if name == "iprec_at_recall" else [np.mean(out, axis=0)]
-  raise AssertionError(name)  # pragma: no cover
-
-
-def _dcg_tables(G, counts, jq, jrel):
-  """Host DCG prefix sums (trec_eval's double arithmetic): the run's ``dcg[q, i]`` over its top
-  i documents (gain = grade > 0), the ideal's ``idcg[q, i]``, the ideal grades sorted
-  descending, and the number of positive grades per query."""
-  nq = counts.size
-  pos = jrel > 0
-  q, g = jq[pos], jrel[pos]
-  order = np.lexsort((-g, q))
-  q, g = q[order], g[order]
-  npos = np.bincount(q, minlength=nq)
-  width = max(int(npos.max()) if nq else 0, 1)
-  first = np.cumsum(npos) - npos
-  ideal = np.zeros((nq, width))
-  ideal[q, np.arange(q.size) - first[q]] = g
-  disc = 1.0 / np.log2(np.arange(2, max(width, G.shape[1]) + 2))
-  idcg = np.concatenate([np.zeros((nq, 1)), np.cumsum(ideal * disc[:width], axis=1)], axis=1)
-  gains = np.where((G > 0) & (np.arange(G.shape[1]) < counts[:, None]), G, 0)
-  dcg = np.concatenate([np.zeros((nq, 1)), np.cumsum(gains * disc[:G.shape[1]], axis=1)],
-                       axis=1)
-  return dcg, idcg, ideal, npos, gains
-
-
-def _rndcg(G, counts, num_rel, jq, jrel):
-  """trec_eval's Rndcg: NDCG (DCG of the top b over the ideal DCG cut at b) averaged over the
-  cutoffs b where the ideal gain drops (after each positive grade level), plus b = num_ret when
-  the positive grades end before num_ret - 1; 0 without relevant documents."""
-  dcg, idcg, ideal, npos, _ = _dcg_tables(G, counts, jq, jrel)
-  nq, width = ideal.shape
-  rows, every = np.arange(nq)[:, None], np.arange(nq)
-  nxt = np.concatenate([ideal[:, 1:], np.zeros((nq, 1))], axis=1)
-  boundary = (ideal > 0) & (nxt != ideal)  # after the last document of each grade level
-  cut = np.minimum(np.arange(1, width + 1)[None, :], counts[:, None])
-  ndcg = dcg[rows, cut] / np.where(idcg[:, 1:] > 0, idcg[:, 1:], 1.0)
-  total = np.where(boundary, ndcg, 0.0).sum(1)
-  final = counts > npos + 1  # trec_eval's implied R level at num_ret
-  total = total + np.where(final, dcg[every, counts] / np.maximum(idcg[every, npos], 1e-300),
-                           0.0)
-  records = boundary.sum(1) + final
-  return np.where((num_rel > 0) & (records > 0), total / np.maximum(records, 1), 0.0)
-
-
-def _gain_g(G, counts, jq, jrel):
-  """trec_eval's G (Moffat): gains discounted by log2(2 + cost - gain so far)."""
-  _, _, ideal, _, gains = _dcg_tables(G, counts, jq, jrel)
-  width = gains.shape[1]
-  best = np.zeros(gains.shape)
-  best[:, :min(width, ideal.shape[1])] = ideal[:, :width]
-  cost = np.cumsum(np.maximum(best, 1.0), axis=1)
-  got = np.cumsum(gains, axis=1)
-  terms = np.where(gains != 0, gains / np.log2(2.0 + cost - got), 0.0).sum(1)
-  total = ideal.sum(1)
-  return np.where(total > 0, terms / np.where(total > 0, total, 1.0), 0.0)
-
-
-def _rbp(name, G, counts, jq, jrel, p=0.9):
-  """trec_eval's rbp and rbp_resid with p = 0.9."""
-  nq, width = G.shape
-  valid = np.arange(width) < counts[:, None]
-  weight = p ** np.arange(width)
-  if name == "rbp_resid":
-    unjudged = valid & (G < 0)
-    resid = p ** counts + (1 - p) * np.where(unjudged, weight, 0.0).sum(1)
-    return np.where(unjudged.any(1), resid, 0.0)
-  top = np.zeros(nq)
-  np.maximum.at(top, jq, jrel.astype(np.float64))
-  scale = np.where(top > 1, top, 1.0)[:, None]
-  gains = np.where(valid & (G > 0), G / scale, 0.0)
-  return (1 - p) * (gains * weight).sum(1)
-
-
-def _ndcg_rel(G, counts, jq, jrel):
-  """trec_eval's ndcg_rel: NDCG at the rank of each relevant document (ideal cut there, or at
-  the number of positive grades), unretrieved ones at the end of the list, averaged."""
-  dcg, idcg, _, npos, gains = _dcg_tables(G, counts, jq, jrel)
-  nq, width = gains.shape
-  every = np.arange(nq)
-  at = np.minimum(np.arange(1, width + 1)[None, :], npos[:, None])
-  here = dcg[:, 1:] / np.maximum(np.take_along_axis(idcg, at, axis=1), 1e-300)
-  found = gains > 0
-  total = np.where(found, here, 0.0).sum(1)
-  total = total + (npos - found.sum(1)) * dcg[every, counts] / np.maximum(idcg[every, npos],
-                                                                          1e-300)
-  return np.where(total > 0, total / np.maximum(npos, 1), 0.0)
 
 
 def describe() -> str:
