@@ -492,3 +492,29 @@ def test_empty_run_with_complete_under_every_tie_policy(ties):
                            ties=ties, complete=True)
   assert out.per_query["map"].tolist() == [0.0, 0.0]
   assert out.summary["num_rel"] == 2
+
+
+# ----------------------------------------------------------------------------------------------
+# The measure table: each measure carries its calculation and its "needs the ranked order" flag.
+
+
+def test_every_measure_carries_its_calculation():
+  for m in _trec.MEASURES.values():
+    if m.summary in ("runid", "count"):  # the run's tag, the number of queries
+      assert m.host is None, m.name
+    else:
+      assert callable(m.host), m.name
+
+
+@pytest.mark.parametrize("ties", ["average", "optimistic", "pessimistic"])
+def test_measures_that_need_the_order_refuse_tie_aware_policies(ties):
+  run = {"q": {"a": 1.0, "b": 1.0, "c": 0.5}}
+  qrels = {"q": {"a": 1, "c": 0, "d": -1}}
+  needs = [m.name for m in _trec.MEASURES.values() if m.needs_order]
+  assert "bpref" in needs and "map" not in needs
+  for name in needs:
+    (request,) = _trec.parse_measures([name])
+    with pytest.raises(ValueError, match=f"measure {name!r} needs an order of the documents"):
+      _trec.evaluate_run(io.as_run(run), io.as_qrels(qrels), [request], ties=ties)
+  (request,) = _trec.parse_measures(["map"])  # the others take every policy
+  assert _trec.evaluate_run(io.as_run(run), io.as_qrels(qrels), [request], ties=ties).qids == ["q"]
