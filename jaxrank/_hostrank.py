@@ -59,8 +59,7 @@ def _padded_slots(lists, first, base, lo, hi, values, rows, nslots, size, dtype)
 
 def needs_judgments(specs: tuple) -> bool:
   """Whether a metric of ``specs`` (``(name, k)`` pairs) reads judged non-relevant items."""
-  return any("judged" in _table.METRICS[name].options for name, _ in specs
-             if name in _table.METRICS)
+  return any(_table.reads_judgments(name) for name, _ in specs if name in _table.METRICS)
 
 
 def spans(sizes: np.ndarray, budget: int, most: int):

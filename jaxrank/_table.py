@@ -312,3 +312,9 @@ SOFT = {m.soft: m.name for m in _RECORDS if m.soft}
 # The formulas' registry (what jaxrank._evaluate.compute_ranks dispatches on) is this table's.
 _formulas.FORMULAS.clear()
 _formulas.FORMULAS.update({m.name: m.formula for m in _RECORDS})
+
+
+def reads_judgments(name: str) -> bool:
+  """Whether metric ``name`` reads judged non-relevant items (bpref, infap, judged): the inputs
+  must then tell them apart from unjudged ones (``judged=``, grade-0 ids)."""
+  return "judged" in METRICS[name].options

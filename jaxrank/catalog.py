@@ -68,7 +68,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from jaxrank import _checks, _evaluate, _options, _ranks
+from jaxrank import _checks, _evaluate, _options, _ranks, _table
 from jaxrank._ranks import Ranks
 
 __all__ = ["Result", "default_block_sizes", "dot", "evaluate", "pad_csr", "ranks"]
@@ -295,7 +295,9 @@ def ranks(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
   ib = max(ib, min(top_k or 0, num_items))  # a tile must be able to hold the whole top k
   if method == "auto":
     method = "histogram" if jax.default_backend() == "cpu" else "count"
-  used = jnp.where(grades > 0, rel, -1)  # a grade of 0 drops the slot, as in from_sparse
+  # A grade of 0 drops the slot (from_sparse keeps such an id only as a judged non-relevant item,
+  # which only bpref, infap and judged read; evaluate refuses those).
+  used = jnp.where(grades > 0, rel, -1)
   lo, hi, num, tids, tscores = _walk(q, items, used, ex, score_fn=score_fn, ub=ub, ib=ib,
                                      k=top_k or 0, ties=ties, method=method)
   r = Ranks(lo=lo, hi=hi, grades=jnp.where(used >= 0, grades, 0.0), num_items=num,
@@ -347,6 +349,11 @@ def evaluate(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
   ties, empty = options["ties"], options["empty"]
   options = _evaluate.make_options(**options)
   specs = tuple(_evaluate.parse_metric(name) for name in metrics)
+  for name, (base, _) in zip(metrics, specs):
+    if _table.reads_judgments(base):
+      raise ValueError(f"metric {name!r} reads judged non-relevant items, which the catalog walk "
+                       f"does not rank (it ranks the held-out relevant ids only): use "
+                       f"jaxrank.from_sparse with grade-0 ids on a score matrix instead")
   out = ranks(query_emb, item_emb, relevant_ids, relevant_grades, exclude_ids=exclude_ids,
               score_fn=score_fn, top_k=top_k, ties=ties, user_block=user_block,
               item_block=item_block, method=method)

@@ -68,7 +68,9 @@ def from_sparse_sharded(scores: ArrayLike, relevant_ids: ArrayLike,
   :math:`\mathrm{lo} = 1 + \sum_{\text{slices}} \#\{s_j > s_i\}` and
   :math:`\mathrm{hi} = \sum_{\text{slices}} \#\{s_j \ge s_i\}` -- one ``psum`` over
   ``items_axis``. ``ties="first"`` ranks tied items by their global catalog index. The values
-  equal :func:`jaxrank.from_sparse` on the whole array, ties included.
+  equal :func:`jaxrank.from_sparse` on the whole array, ties included, for every metric but the
+  three that read judged non-relevant items (bpref, infap, judged): grade-0 ids are dropped here
+  and the Ranks carry no judgments, so those three would read every ranked item as judged.
 
   Args:
     scores: ``[lists, n]`` float or int scores; ``n`` divisible by the ``items_axis`` size and

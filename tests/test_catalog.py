@@ -196,3 +196,10 @@ def test_no_recompilation_for_new_values():
     size = catalog._walk._cache_size()
     catalog.ranks(q + 1, it * 2, rel[::-1].copy(), exclude_ids=ex[::-1].copy(), top_k=3)
     assert catalog._walk._cache_size() == size
+
+
+def test_metrics_reading_judgments_are_refused():
+  q, it = np.ones((2, 2), np.float32), np.ones((5, 2), np.float32)
+  for name in ("bpref", "infap", "judged@3", "Bpref"):
+    with pytest.raises(ValueError, match="reads judged non-relevant items"):
+      catalog.evaluate(q, it, [[0], [1]], [name])
