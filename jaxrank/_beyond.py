@@ -145,8 +145,7 @@ def _top_k_cpu(scores, valid, *, k):
   # out is one of them either where it matters, and the top k is exact; else the keys' top k.
   # (Under a user's vmap the cond becomes a select, which runs both.)
   values, ids = lax.top_k(scores, k)
-  suspect = jnp.any(jnp.isnan(values) | (values == 0))  # a flushed subnormal counts as 0 here
-  return lax.cond(suspect, lambda: exact(scores, valid), lambda: ids)
+  return lax.cond(_ranks.raw_top_k_unsure(values), lambda: exact(scores, valid), lambda: ids)
 
 
 def _top_k_wide_cpu(scores, valid, *, k):

@@ -57,6 +57,16 @@ def _padded_slots(lists, first, base, lo, hi, values, rows, nslots, size, dtype)
   return p_lo, p_hi, p_values.astype(dtype)
 
 
+def _by_list(n_lists: int, lists: np.ndarray, *columns: np.ndarray):
+  """``(lists, *columns)`` grouped by list (a stable sort, skipped when already grouped), each
+  list's count, and the index of its first element."""
+  if lists.size and np.any(lists[1:] < lists[:-1]):
+    order = np.argsort(lists, kind="stable")
+    lists, columns = lists[order], tuple(c[order] for c in columns)
+  counts = np.bincount(lists, minlength=n_lists)
+  return (lists, *columns), counts, np.concatenate([[0], np.cumsum(counts)])
+
+
 def needs_judgments(specs: tuple) -> bool:
   """Whether a metric of ``specs`` (``(name, k)`` pairs) reads judged non-relevant items."""
   return any(_table.reads_judgments(name) for name, _ in specs if name in _table.METRICS)
@@ -129,22 +139,15 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
   """
   rel_lo, rel_hi = np.asarray(rel_lo, np.int64), np.asarray(rel_hi, np.int64)
   if judged is not None:
-    j_list, j_lo, j_hi, j_kind = (np.asarray(x) for x in judged)
-    if j_list.size and np.any(j_list[1:] < j_list[:-1]):
-      order = np.argsort(j_list, kind="stable")
-      j_list, j_lo, j_hi, j_kind = (x[order] for x in (j_list, j_lo, j_hi, j_kind))
-    j_slots = np.bincount(j_list, minlength=n_lists)
-    j_first = np.concatenate([[0], np.cumsum(j_slots)])
+    (j_list, j_lo, j_hi, j_kind), j_slots, j_first = _by_list(
+        n_lists, *(np.asarray(x) for x in judged))
   if not resolved and judged is None and options.ties in ("optimistic", "pessimistic"):
     rel_lo = rel_hi = resolve_ties(rel_list, rel_lo, rel_hi, rel_grade, options.ties)
     resolved = True
   if resolved:  # positions are final: one compilation serves every tie policy
     options = dataclasses.replace(options, ties="first")
-  if rel_list.size and np.any(rel_list[1:] < rel_list[:-1]):  # group the slots by list
-    order = np.argsort(rel_list, kind="stable")
-    rel_list, rel_lo, rel_hi, rel_grade = (x[order] for x in (rel_list, rel_lo, rel_hi, rel_grade))
-  slots = np.bincount(rel_list, minlength=n_lists)
-  rel_first = np.concatenate([[0], np.cumsum(slots)])
+  (rel_list, rel_lo, rel_hi, rel_grade), slots, rel_first = _by_list(
+      n_lists, rel_list, rel_lo, rel_hi, rel_grade)
   outs: list[list[np.ndarray]] = [[] for _ in specs]
   width = slots if judged is None else slots + j_slots
   for lo_list, hi_list in spans(np.maximum(width, 8), ELEMENTS, chunk):

@@ -468,6 +468,14 @@ def cut_applies(dtype, n: int, cut: int | None, slots: int, *, ties: str, tie_ke
           and np.dtype(dtype) in _CUT_DTYPES)
 
 
+def raw_top_k_unsure(values: jax.Array) -> jax.Array:
+  """Whether ``lax.top_k`` of float32 scores as they are may disagree with the rank core's order,
+  given its top ``values``: XLA's CPU top_k orders float32 by their bits, which is the value
+  order except -0.0 below 0.0 and NaN above inf (or below -inf), so the top k is exact unless a
+  zero or NaN reaches it (a flushed subnormal compares equal to 0 here)."""
+  return jnp.any(jnp.isnan(values) | (values == 0))
+
+
 def _cut_slot_ranks(scores, valid, num_items, slot_ok, slot_index, *, ties, cut, size):
   """lo/hi of each slot whose item can reach the top ``cut``; the others get ``size + 1``.
 
@@ -479,12 +487,11 @@ def _cut_slot_ranks(scores, valid, num_items, slot_ok, slot_index, *, ties, cut,
                             slot_index, ties=ties, cut=cut, size=size)
   if ties == "first" or valid is not None or scores.dtype != jnp.float32:
     return keyed()
-  # XLA's CPU top_k orders float32 by their bits (see _beyond._top_k_of_bits): the value order
-  # except -0.0 below 0.0 and NaN above inf. With no zero, NaN or -inf among a list's top
-  # cut + 1 values, its top cut is exact and every list has cut items above -inf.
+  # With no zero, NaN or -inf among a list's top cut + 1 values, its top cut is exact
+  # (raw_top_k_unsure) and every list has cut items above -inf.
   values, top_index = lax.top_k(scores, cut + 1)
   values, top_index = lax.optimization_barrier((values, top_index))  # see the keyed path
-  suspect = jnp.any(jnp.isnan(values) | (values == 0) | (values == -jnp.inf))
+  suspect = raw_top_k_unsure(values) | jnp.any(values == -jnp.inf)
   return lax.cond(suspect, keyed, lambda: _cut_slot_ranks_plain(
       scores, values, slot_ok, slot_index, cut=cut, size=size))
 

@@ -1,8 +1,9 @@
 """Optimistic / pessimistic positions of tied relevant items (``_formulas.positions``).
 
-The sort-based positions (taken beyond ``PAIRWISE_SLOTS`` slots per list) are checked against the pairwise ``[lists, m, m]`` formula they replace
-(kept here as the reference), on Ranks built from random tied scores (graded labels, padding,
-relevant items that were not retrieved, lists without relevant items) and on arbitrary slot
+The sort-based positions (taken beyond ``PAIRWISE_SLOTS`` slots per list) are checked against
+the pairwise ``[lists, m, m]`` formula (``_formulas.positions_pairwise``), on Ranks built from
+random tied scores (graded labels, padding, relevant items that were not retrieved, lists
+without relevant items) and on arbitrary slot
 arrays; and their compiled temporary memory is checked to be O(lists x m), not O(lists x m^2).
 """
 
@@ -25,20 +26,9 @@ MiB = 2**20
 POLICIES = ["optimistic", "pessimistic"]
 
 
-def pairwise_positions(r: Ranks, ties: str):
-  """The former ``positions``: one [lists, m, m] comparison of every pair of slots."""
-  positive = r.grades > 0
-  same = positive[..., None, :] & (r.lo[..., None, :] == r.lo[..., :, None])
-  gi, gj = r.grades[..., :, None], r.grades[..., None, :]
-  idx = jnp.arange(r.lo.shape[-1])
-  if ties == "optimistic":
-    ahead = same & ((gj > gi) | ((gj == gi) & (idx[None, :] < idx[:, None])))
-    pos = r.lo + jnp.sum(ahead, axis=-1, dtype=jnp.int32)
-  else:
-    behind = same & ((gj > gi) | ((gj == gi) & (idx[None, :] > idx[:, None])))
-    pos = r.hi - jnp.sum(behind, axis=-1, dtype=jnp.int32)
-  pos = jnp.where(r.lo > r.size, r.lo, pos)
-  return pos, pos
+# The former positions, kept in the library for lists of few slots: one [lists, m, m]
+# comparison of every pair of slots.
+pairwise_positions = _formulas.positions_pairwise
 
 
 @functools.partial(jax.jit, static_argnames="ties")
