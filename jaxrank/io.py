@@ -69,9 +69,9 @@ if TYPE_CHECKING:  # pandas is optional and imported only when an adapter is cal
   import pandas
 
 __all__ = [
-    "Ids", "Qrels", "Run", "TrecFormatError", "as_qrels", "as_run", "iter_run_chunks",
-    "qrels_from_frame", "qrels_to_frame", "read_qrels", "read_run", "run_from_frame",
-    "run_to_frame", "write_qrels", "write_run",
+    "Ids", "Qrels", "Run", "ScatteredQueryError", "TrecFormatError", "as_qrels", "as_run",
+    "iter_run_chunks", "qrels_from_frame", "qrels_to_frame", "read_qrels", "read_run",
+    "run_from_frame", "run_to_frame", "write_qrels", "write_run",
 ]
 
 PathLike = str | os.PathLike
@@ -91,6 +91,11 @@ class TrecFormatError(ValueError):
     ...   print(e)
     run.txt:1: the score (5th field) must be a number, got 'high'
   """
+
+
+class ScatteredQueryError(TrecFormatError):
+  """A query's lines do not come together in a run read in chunks (:func:`iter_run_chunks`):
+  the query came back after its chunk was passed on. A :class:`TrecFormatError`."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1567,7 +1572,8 @@ def iter_run_chunks(path: PathLike | bytes, *, max_lines: int = 1_000_000,
   stays within the chunk being read, whatever the file's size; gzip and ``"-"`` work as in
   :func:`read_run`, and the file is read once, a block at a time. A query's lines must come
   together: a query id that comes back after its chunk was yielded raises
-  :class:`TrecFormatError` naming the line (sort the file by query, or use :func:`read_run`).
+  :class:`ScatteredQueryError` (a :class:`TrecFormatError`) naming the line (sort the file by
+  query, or use :func:`read_run`).
   Errors in the file are raised when the reading reaches them.
 
   Example:
@@ -1578,7 +1584,7 @@ def iter_run_chunks(path: PathLike | bytes, *, max_lines: int = 1_000_000,
     >>> list(io.iter_run_chunks(b"a Q0 x 1 3 t\\nb Q0 x 1 1 t\\na Q0 y 2 2 t\\n", max_lines=1))
     Traceback (most recent call last):
     ...
-    jaxrank.io.TrecFormatError: <bytes>:3: query 'a' appears again after its chunk was passed on \
+    jaxrank.io.ScatteredQueryError: <bytes>:3: query 'a' appears again after its chunk was passed on \
 (a run read in chunks needs each query's lines together: sort the file by query, or read it whole \
 with io.read_run or `jaxrank evaluate` without --chunk-lines)
   """
@@ -1599,7 +1605,7 @@ def _chunks(f: Any, name: str, close: Any, max_lines: int) -> Iterator[Run]:
     if again:
       codes = [i for i, q in enumerate(qids) if q in again]
       row = int(np.flatnonzero(np.isin(run.qid_codes, codes))[0])
-      raise TrecFormatError(
+      raise ScatteredQueryError(
           f"{name}:{int(builder.lines.a[row]) + 1}: query {qids[run.qid_codes[row]]!r} appears "
           "again after its chunk was passed on (a run read in chunks needs each query's lines "
           "together: sort the file by query, or read it whole with io.read_run or `jaxrank "

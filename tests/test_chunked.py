@@ -159,3 +159,81 @@ def test_bad_chunk_lines_is_one_line(tmp_path, capsys):
   assert (code, out) == (1, "")
   assert err == ("jaxrank: error: --chunk-lines must be a positive number of lines (or 0: the "
                  "whole run), got -5\n")
+
+
+# Automatic chunks: `jaxrank evaluate` on a run file of cli.AUTO_CHUNK_BYTES or more evaluates it
+# in chunks of cli.AUTO_CHUNK_LINES lines unless --chunk-lines says otherwise; a run whose queries'
+# lines are not together is read whole after all. Both thresholds are lowered here, so the small
+# files of trec_eval's test suite take the automatic path.
+
+
+def _small_thresholds(monkeypatch, lines=2):
+  monkeypatch.setattr(cli, "AUTO_CHUNK_BYTES", 1)
+  monkeypatch.setattr(cli, "AUTO_CHUNK_LINES", lines)
+
+
+def _counting_chunks(monkeypatch) -> list:
+  """Records each call of io.iter_run_chunks (the chunked path) in the list it returns."""
+  calls, real = [], io.iter_run_chunks
+
+  def counted(*args, **kwargs):
+    calls.append(kwargs.get("max_lines"))
+    return real(*args, **kwargs)
+
+  monkeypatch.setattr(io, "iter_run_chunks", counted)
+  return calls
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_large_runs_are_evaluated_in_chunks_by_default_with_the_same_output(
+    case, tmp_path, capsys, monkeypatch):
+  args = [DATA / a if (DATA / a).is_file() else a for a in CASES[case]]
+  code, whole, note = run_cli(capsys, [*args, "--chunk-lines", 0])
+  assert code == 0 and whole.count("\n") > 100
+  _small_thresholds(monkeypatch)
+  calls = _counting_chunks(monkeypatch)
+  # results.trunc interleaves its queries: chunks find it out, and the run is read whole
+  assert run_cli(capsys, args) == (0, whole, note)
+  assert calls == [2]
+  if "results.trunc" in CASES[case]:
+    grouped_args = [grouped(tmp_path, a) if a == "results.trunc" else a for a in args]
+    assert run_cli(capsys, grouped_args) == (0, whole, note)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_random_large_runs_print_the_same_by_default(tmp_path, capsys, monkeypatch, seed):
+  qrels, run = _random_files(tmp_path, seed)
+  opts = ["-q", "-c", "-m", "all_trec"]
+  code, whole, note = run_cli(capsys, [*opts, "--chunk-lines", 0, qrels, run])
+  assert code == 0 and whole
+  _small_thresholds(monkeypatch, lines=7)
+  calls = _counting_chunks(monkeypatch)
+  assert run_cli(capsys, [*opts, qrels, run]) == (0, whole, note)
+  assert calls == [7]
+
+
+def test_what_is_never_chunked_by_default(tmp_path, capsys, monkeypatch):
+  """--chunk-lines 0, standard input, ir_measures names and small files are read whole."""
+  qrels, run = DATA / "qrels.test", DATA / "results.test"
+  calls = _counting_chunks(monkeypatch)
+  assert run_cli(capsys, ["-m", "map", qrels, run])[0] == 0  # smaller than AUTO_CHUNK_BYTES
+  assert run.stat().st_size < cli.AUTO_CHUNK_BYTES
+  _small_thresholds(monkeypatch)
+  assert run_cli(capsys, ["-m", "map", "--chunk-lines", 0, qrels, run])[0] == 0
+  assert run_cli(capsys, ["-m", "AP", "-m", "map", qrels, run])[0] == 0  # an ir_measures name
+  monkeypatch.setattr(sys, "stdin", SimpleNamespace(buffer=Pipe(run.read_bytes())))
+  assert run_cli(capsys, ["-m", "map", qrels, "-"])[0] == 0
+  assert calls == []
+  assert run_cli(capsys, ["-m", "map", qrels, run])[0] == 0
+  assert calls == [2]
+
+
+def test_an_explicit_chunk_size_still_refuses_scattered_queries(tmp_path, capsys, monkeypatch):
+  _small_thresholds(monkeypatch)
+  (tmp_path / "run").write_text("a Q0 x 1 1 t\nb Q0 x 1 1 t\nc Q0 y 1 1 t\na Q0 z 2 0 t\n")
+  (tmp_path / "qrels").write_text("a 0 x 1\nb 0 x 1\n")
+  files = [tmp_path / "qrels", tmp_path / "run"]
+  code, out, err = run_cli(capsys, ["--chunk-lines", 1, *files])
+  assert (code, out) == (1, "") and "query 'a' appears again" in err
+  code, out, err = run_cli(capsys, ["-m", "num_ret", *files])  # automatic: read whole
+  assert (code, err) == (0, "") and out == "num_ret               \tall\t3\n"  # a: 2, b: 1
