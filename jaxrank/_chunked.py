@@ -90,7 +90,8 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[_tre
                     ties: str = "trec", float32: bool = False, max_docs: int | None = None,
                     complete: bool = False, threshold: int = 1,
                     progress: Callable[[int], None] | None = None,
-                    sources: tuple[str, str] = ("run", "qrels")) -> _trec.Result:
+                    sources: tuple[str, str] = ("run", "qrels"),
+                    uncoded: bool = False) -> _trec.Result:
   """Evaluates a run given as chunks of whole queries; the result of
   :func:`jaxrank._trec.evaluate_run` on the whole run (see the module docstring).
 
@@ -106,6 +107,8 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[_tre
     qrels, requests, ties, float32, max_docs, complete, threshold, sources: as
       :func:`jaxrank._trec.evaluate_run`.
     progress: called after each chunk with the number of run lines evaluated so far.
+    uncoded: the chunks come from :func:`jaxrank.io.iter_judged_run_chunks` (the last id of
+      each one's ``docid_vocab`` stands for the documents it did not code).
 
   Example:
     >>> from jaxrank import _chunked, _trec, io
@@ -121,7 +124,7 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[_tre
   done = np.zeros(len(qv), bool)  # qrels queries evaluated so far
   asked = _keeping_values(requests)
   options = {"ties": ties, "float32": float32, "max_docs": max_docs, "threshold": threshold,
-             "sources": sources}
+             "sources": sources, "shapes": []}  # one kernel shape for most chunks
   parts: list[tuple[np.ndarray, _trec.Result]] = []  # (qrels codes of its queries, values)
   unjudged: list[str] | None = []  # the run's queries while none has judgments (for the error)
   tag, lines = "jaxrank", 0
@@ -138,7 +141,8 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[_tre
     if judged.size:
       unjudged = None
       done[judged] = True
-      result = _trec.evaluate_run(run, judgments.of(judged), asked, complete=False, **options)
+      result = _trec.evaluate_run(run, judgments.of(judged), asked, complete=False, **options,
+                                  uncoded=len(run.docid_vocab) - 1 if uncoded else None)
       parts.append((qv.index(Ids.from_strings(result.qids)[0]), result))
     if progress is not None:
       progress(lines)

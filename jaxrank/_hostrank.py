@@ -121,7 +121,8 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
                 rel_lo: np.ndarray, rel_hi: np.ndarray, rel_grade: np.ndarray, specs: tuple,
                 options, *, resolved: bool, chunk: int = 1 << 16,
                 progress: Callable[[int, int], None] | None = None,
-                judged: tuple | None = None) -> tuple[np.ndarray, ...]:
+                judged: tuple | None = None,
+                shapes: list | None = None) -> tuple[np.ndarray, ...]:
   """Core metrics of ``n_lists`` lists from the rank bounds of their relevant items.
 
   List ``i`` ranks ``num_items[i]`` items in a catalog of ``length[i]``; each relevant item
@@ -136,6 +137,10 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
   ``judged``: ``(list, lo, hi, kind)`` of the judged items that are not relevant slots
   (:class:`jaxrank._ranks.Judgments` kinds ``ZERO``/``POOLED``; ``lo == 0``: not ranked), for
   the metrics that read them (:func:`needs_judgments`); without it no such item exists.
+
+  ``shapes``: the padded shapes of earlier calls (a list this call adds to), for a caller that
+  scores a run a chunk at a time: a batch that fits one of them, within :data:`REUSE` times its
+  own padded size, is padded to it, so the kernel is traced and loaded once, not per chunk.
   """
   rel_lo, rel_hi = np.asarray(rel_lo, np.int64), np.asarray(rel_hi, np.int64)
   if judged is not None:
@@ -156,12 +161,16 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
     nb = bucket(rows, max(1, MIN_ELEMENTS // nslots))
     size = bucket(int(length[lo_list:hi_list].max()), 16)
     a, b = rel_first[lo_list], rel_first[hi_list]
+    zslots = 0
+    if judged is not None:
+      zslots = _ranks.bucket(max(int(j_slots[lo_list:hi_list].max()), 1))
+    if shapes is not None:
+      nb, nslots, zslots = _reused(shapes, (nb, nslots, zslots, size))
     lo, hi, grades = _padded_slots(rel_list[a:b], rel_first, lo_list, rel_lo[a:b], rel_hi[a:b],
                                    rel_grade[a:b], nb, nslots, size, np.float32)
     extra = None
     if judged is not None:
       a, b = j_first[lo_list], j_first[hi_list]
-      zslots = _ranks.bucket(max(int(j_slots[lo_list:hi_list].max()), 1))
       extra = _padded_slots(j_list[a:b], j_first, lo_list, j_lo[a:b], j_hi[a:b], j_kind[a:b],
                             nb, zslots, size, np.int8)
     items = np.zeros(nb, np.int32)
@@ -176,6 +185,22 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
   if n_lists == 0:
     return tuple(np.zeros(0) for _ in specs)
   return tuple(np.concatenate(acc) for acc in outs)
+
+
+REUSE = 4  # a batch is padded to an earlier shape up to this many times its own padded size
+
+
+def _reused(shapes: list, need: tuple[int, int, int, int]) -> tuple[int, int, int]:
+  """``(rows, slots, judged slots)`` for a batch that needs ``need`` (the same and its
+  ``size``): the smallest of ``shapes`` (earlier ``(rows, slots, judged slots, size)``) that
+  holds it within :data:`REUSE` times its elements, else ``need`` itself, added to ``shapes``."""
+  rows, slots, zslots, size = need
+  fits = [s for s in shapes if s[3] == size and s[0] >= rows and s[1] >= slots and s[2] >= zslots
+          and s[0] * (s[1] + s[2]) <= REUSE * rows * (slots + zslots)]
+  if fits:
+    return min(fits, key=lambda s: s[0] * (s[1] + s[2]))[:3]
+  shapes.append(need)
+  return need[:3]
 
 
 def canonical_slots(lo: np.ndarray, hi: np.ndarray, grades: np.ndarray):

@@ -356,14 +356,15 @@ def _duplicates(q: np.ndarray, doc: np.ndarray, kept: np.ndarray, qv, doc_name, 
 
 
 def _ranked_order(rq: np.ndarray, keys: np.ndarray, rdoc: np.ndarray, rv, nq: int, *,
-                  ties: str) -> np.ndarray:
+                  ties: str, uncoded: int | None = None) -> np.ndarray:
   """The permutation putting each query's documents in rank order: query, then key descending,
   then doc id descending in byte order (``ties="trec"``), or input order (``"first"``; the
   tie-aware policies need no order among equal scores).
 
   Queries are grouped by a stable sort (fast on the usual query-grouped input), documents
   sorted within each query (many small sorts), and only documents that tie get their ids
-  compared: a run without ties never orders its ids.
+  compared: a run without ties never orders its ids. ``uncoded``: the code of the documents the
+  reader did not code (:func:`jaxrank.io.iter_judged_run_chunks`), none of which ties.
   """
   if rq.size and np.all(rq[1:] >= rq[:-1]):  # already grouped in query order (the usual file)
     order = _hostrank.order_within(rq, -keys, nq, stable=ties == "first")
@@ -382,6 +383,10 @@ def _ranked_order(rq: np.ndarray, keys: np.ndarray, rdoc: np.ndarray, rv, nq: in
   tied[:-1] |= same
   at = np.flatnonzero(tied)
   group = np.cumsum(~np.r_[False, same])[at]  # tie group of each tied document
+  if uncoded is not None and (rdoc[order[at]] == uncoded).any():
+    raise RuntimeError("jaxrank internal error: a document the reader did not code ties; "
+                       "please report it (--chunk-lines 0 evaluates the run without that "
+                       "reader)")
   docs, inverse = np.unique(rdoc[order[at]], return_inverse=True)
   rank = np.empty(docs.size, np.int64)  # byte order (strcmp) of just the tied ids
   rank[np.searchsorted(docs, rv.argsort(docs))] = np.arange(docs.size)
@@ -395,7 +400,8 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
                  progress: Callable[[int, int], None] | None = None,
                  core_specs: Sequence[tuple[str, int | None]] = (), options=None,
                  sources: tuple[str, str] = ("run", "qrels"),
-                 unique_docs: bool = False) -> Result:
+                 unique_docs: bool = False, uncoded: int | None = None,
+                 shapes: list | None = None) -> Result:
   """Evaluates a run against qrels the trec_eval way (see the module docstring).
 
   In steps: :func:`_match_queries` (the queries evaluated, and their rows),
@@ -416,6 +422,11 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
     sources: how error messages name the run and the qrels (e.g. their file names).
     unique_docs: the caller knows no query lists a document twice (a run from a dict), so
       that check is skipped.
+    uncoded: the run's code for the documents its reader did not code because no query judges
+      them and none ties (:func:`jaxrank.io.iter_judged_run_chunks`, which also checked that no
+      query lists a document twice).
+    shapes: the kernel's padded shapes of earlier calls, shared by the calls on the chunks of
+      one run (see :func:`jaxrank._hostrank.score_ranks`).
   """
   if ties not in TIES:
     raise ValueError(f"ties must be one of {list(TIES)}, got {ties!r}")
@@ -432,14 +443,15 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   queries = _match_queries(run, qrels, complete=complete, sources=sources)
   docs = _match_documents(run, qrels, queries, source=sources[1])
   ranked = _rank_documents(run, qrels, queries, docs, ties=ties, float32=float32,
-                           max_docs=max_docs, unique_docs=unique_docs, source=sources[0])
+                           max_docs=max_docs, unique_docs=unique_docs or uncoded is not None,
+                           source=sources[0], uncoded=uncoded)
   grades, item_of_j = _judgments_in_rank_order(queries, docs, ranked)
   specs = _core_specs(requests) + tuple(core_specs)
   if specs:
     options = options or _evaluate.make_options(threshold=threshold,
                                                 ties="first" if ordered else ties)
   core_values = _core_values(specs, queries, ranked, item_of_j, options=options,
-                             resolved=ordered, chunk=chunk, progress=progress)
+                             resolved=ordered, chunk=chunk, progress=progress, shapes=shapes)
   values_of = _host_values(requests, queries, ranked, grades, core_values, threshold=threshold)
   per_query, summary, integer = summarize(values_of, requests, queries.nq, run.tag, qrels,
                                           complete)
@@ -541,13 +553,14 @@ class _Ranked:
 
 def _rank_documents(run: Run, qrels: Qrels, queries: _Queries, docs: _Documents, *, ties: str,
                     float32: bool, max_docs: int | None, unique_docs: bool,
-                    source: str) -> _Ranked:
+                    source: str, uncoded: int | None = None) -> _Ranked:
   """Each query's documents in rank order (:func:`_ranked_order`: trec_eval's order, input order
   for ``"first"``), cut to the top ``max_docs``, with their rank bounds; a query listing a
   document twice is an error naming ``source`` (the run) unless ``unique_docs``."""
   nq = queries.nq
   keys = _order_keys(queries.rscore, float32)
-  order = _ranked_order(queries.rq, keys, queries.rdoc, run.docid_vocab, nq, ties=ties)
+  order = _ranked_order(queries.rq, keys, queries.rdoc, run.docid_vocab, nq, ties=ties,
+                        uncoded=uncoded)
   rq, rdoc, keys = queries.rq[order], queries.rdoc[order], keys[order]
   if not unique_docs:  # rq grouped now: a faster check
     _duplicates(rq, rdoc, queries.kept, qrels.qid_vocab, docs.name, docs.n, source)
@@ -597,7 +610,8 @@ def _judgments_in_rank_order(queries: _Queries, docs: _Documents,
 
 def _core_values(specs: tuple, queries: _Queries, ranked: _Ranked, item_of_j: np.ndarray, *,
                  options, resolved: bool, chunk: int,
-                 progress: Callable[[int, int], None] | None) -> dict[tuple, np.ndarray]:
+                 progress: Callable[[int, int], None] | None,
+                 shapes: list | None = None) -> dict[tuple, np.ndarray]:
   """The rank core's values ``(metric, k) -> [queries]`` of ``specs``, by
   :func:`jaxrank._hostrank.score_ranks`. A query's catalog: its retrieved documents, then its
   unretrieved relevant ones (unranked, so they count in R and in the ideal DCG); the metrics
@@ -625,7 +639,7 @@ def _core_values(specs: tuple, queries: _Queries, ranked: _Ranked, item_of_j: np
     judged = (jq[other], j_lo, j_hi, kind)
   out = _hostrank.score_ranks(nq, counts + extra, counts, jq[positive], rel_lo, rel_hi,
                               jrel[positive], specs, options, resolved=resolved, chunk=chunk,
-                              progress=progress, judged=judged)
+                              progress=progress, judged=judged, shapes=shapes)
   return dict(zip(specs, out))
 
 

@@ -34,7 +34,7 @@ from itertools import chain
 # needed (by _parser and main).
 
 AUTO_CHUNK_BYTES = 64 << 20  # run files this large are evaluated in chunks unless told otherwise
-AUTO_CHUNK_LINES = 1 << 20  # their lines per chunk (measured: bench/RESULTS.md)
+AUTO_CHUNK_LINES = 1_000_000  # their lines per chunk (measured: bench/RESULTS.md)
 EXAMPLE_QRELS = "example.qrels"
 INTERRUPTED = b"jaxrank: error: interrupted\n"
 EXAMPLE_RUN = "example.run"
@@ -204,7 +204,7 @@ def _parser() -> argparse.ArgumentParser:
                   help="read and evaluate the run about N lines (whole queries) at a time, for "
                   "runs bigger than memory; same output. Each query's lines must come together. "
                   "0: read the whole run at once. Default: run files of 64 MiB or more in chunks "
-                  "of 1,048,576 lines (read whole if their queries' lines are not together), "
+                  "of 1,000,000 lines (read whole if their queries' lines are not together), "
                   "smaller ones whole")
   ev.add_argument("--no-cache", action="store_true",
                   help=f"do not use the persistent compilation cache ({CACHE_ENV}=off does the "
@@ -362,20 +362,32 @@ def evaluate_command(args: argparse.Namespace) -> str:
     options = {"ties": args.ties, "float32": args.float32, "max_docs": args.max_docs,
                "complete": args.complete, "threshold": args.level,
                "sources": (args.run, args.qrels)}
-    auto = args.chunk_lines is None and not names and _file_size(args.run) >= AUTO_CHUNK_BYTES
+    size = _file_size(args.run)
+    auto = args.chunk_lines is None and not names and size >= AUTO_CHUNK_BYTES
     result = None
     if args.chunk_lines or auto:
       from jaxrank import _chunked
 
-      chunks = io.iter_run_chunks(args.run, max_lines=args.chunk_lines or AUTO_CHUNK_LINES)
-      try:
-        result = _chunked.evaluate_chunks(
-            chunks, qrels, requests, **options,
+      def in_chunks(read, **more):
+        return _chunked.evaluate_chunks(
+            read(args.run, max_lines=args.chunk_lines or AUTO_CHUNK_LINES), qrels, requests,
+            **options, **more,
             progress=lambda n: progress.note(f"evaluating {args.run}: {n:,} lines"))
+
+      try:
+        if size:  # a file: its judged documents first (io.iter_judged_run_chunks)
+          try:
+            result = in_chunks(lambda *a, **k: io.iter_judged_run_chunks(*a, qrels, **k),
+                               uncoded=True)
+          except io.NeedsFullRead:
+            if auto:
+              raise io.ScatteredQueryError("read the run whole") from None
+        if result is None:
+          result = in_chunks(io.iter_run_chunks)
       except io.ScatteredQueryError:
         if not auto:
           raise
-        progress.note(f"reading {args.run} whole (its queries' lines are not together)")
+        progress.note(f"reading {args.run} whole")
     if result is None:
       progress.note(f"reading {args.run}")
       run = io.read_run(args.run)

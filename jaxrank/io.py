@@ -1376,11 +1376,12 @@ class _Builder:
   """The rows of a run or qrels being read (appended a block, or part of one, at a time): codes
   into two :class:`_Vocab` s, and the integer and float columns."""
 
-  def __init__(self, fmt: _Format, rows: int, *, lines: bool = False) -> None:
+  def __init__(self, fmt: _Format, rows: int, *, lines: bool = False,
+               keep_ints: bool = True) -> None:
     self.fmt, self.rows = fmt, rows
     self.q, self.d = _Vocab(1024), None
     self.q_codes, self.d_codes = _Column(np.int32, rows), _Column(np.int32, rows)
-    self.ints = _Column(np.int64, rows)
+    self.ints = _Column(np.int64, rows) if keep_ints else None
     self.floats = _Column(np.float64, rows) if fmt.float_field is not None else None
     self.lines = _Column(np.int64, rows) if lines else None
     self.tag, self.last_q = "jaxrank", None  # the last row's tag and query hash
@@ -1410,15 +1411,19 @@ class _Builder:
     else:
       codes = self.q.add(b.buf, b.win, s, n, h)
     self.q_codes.append(codes)
-    self.d_codes.append(self.d.add(b.buf, b.win, b.d_start[lo:hi], b.d_len[lo:hi],
-                                   b.d_hash[lo:hi]))
-    self.ints.append(b.ints[lo:hi])
+    self.d_codes.append(self._doc_codes(b, lo, hi, codes))
+    if self.ints is not None:
+      self.ints.append(b.ints[lo:hi])
     if self.floats is not None:
       self.floats.append(b.floats[lo:hi])
       self.tag = b.tag(hi - 1)
     if self.lines is not None:
       self.lines.append(b.lines[lo:hi] + line0)
     self.last_q = h[-1]
+
+  def _doc_codes(self, b: _Block, lo: int, hi: int, q_codes: np.ndarray) -> np.ndarray:
+    """The codes of rows ``lo:hi``'s documents (``q_codes``: their queries')."""
+    return self.d.add(b.buf, b.win, b.d_start[lo:hi], b.d_len[lo:hi], b.d_hash[lo:hi])
 
   def _vocab(self, key: str) -> Ids:
     vocab = getattr(self, key)
@@ -1427,7 +1432,8 @@ class _Builder:
   def run(self) -> Run:
     return Run(qid_codes=self.q_codes.view(), qid_vocab=self._vocab("q"),
                docid_codes=self.d_codes.view(), docid_vocab=self._vocab("d"),
-               score=self.floats.view(), rank=self.ints.view(), tag=self.tag)
+               score=self.floats.view(), rank=None if self.ints is None else self.ints.view(),
+               tag=self.tag)
 
   def qrels(self) -> Qrels:
     return Qrels(qid_codes=self.q_codes.view(), qid_vocab=self._vocab("q"),
@@ -1435,7 +1441,131 @@ class _Builder:
                  rel=self.ints.view())
 
 
+class NeedsFullRead(Exception):
+  """Internal: :func:`iter_judged_run_chunks` met what only the full reader handles exactly (a
+  query whose lines are not together, a query listing a document twice, equal hashes of two
+  ids). The caller reads the run with :func:`read_run` or :func:`iter_run_chunks` instead,
+  which evaluates or reports it."""
+
+
+_MIX = np.uint64(0xD6E8FEB86659FD93)  # an odd constant mixing a query code into a key
+_FILTER_BITS = 25  # the judged documents' bitmap: 2**25 bits, 4 MB
+_BUCKET_BITS = 17  # buckets counting a block's keys (1 MB of counts)
+
+
+def _repeated(keys: np.ndarray) -> np.ndarray:
+  """A mask of the ``keys`` that may occur twice: those sharing a bucket with another key in
+  each of two bucketings (2**17 buckets by the top bits of two multiplicative mixes). Every
+  repeated key is in it, and a few percent of the others (fewer than 1% in a block)."""
+  may = np.ones(keys.size, bool)
+  for mix in (_MIX, _K1):
+    bucket = ((keys * mix) >> np.uint64(64 - _BUCKET_BITS)).astype(np.intp)
+    may &= np.bincount(bucket, minlength=1 << _BUCKET_BITS)[bucket] > 1
+  return may
+
+
+class _Judged:
+  """The documents of a qrels, to look a run's up in: their hash table and a bitmap of their
+  hashes' top bits (a few percent full: most documents of a large run are judged for no query,
+  and one look at 4 MB rules them out before the table)."""
+
+  def __init__(self, vocab: Ids) -> None:
+    if not len(vocab):  # nothing judged: a table with no id
+      vocab = Ids.from_strings([])[0]
+    if vocab._table is None:  # the qrels' ids collided: no table to look them up in
+      raise NeedsFullRead("the qrels' document ids have equal hashes")
+    self.table, self.bits = vocab._table
+    self.hash, self.len, self.woff = vocab._hash, vocab._len, vocab._woff
+    self.win = _windows(np.concatenate([vocab._words.view(np.uint8), np.zeros(16, np.uint8)]))
+    self.filter = np.zeros(1 << (_FILTER_BITS - 3), np.uint8)
+    top = self.hash >> np.uint64(64 - _FILTER_BITS)
+    np.bitwise_or.at(self.filter, (top >> np.uint64(3)).astype(np.intp),
+                     np.left_shift(np.uint8(1), (top & np.uint64(7)).astype(np.uint8)))
+
+  def rows(self, b: _Block, lo: int, hi: int) -> np.ndarray:
+    """The rows ``lo:hi`` (offsets) of block ``b`` whose document is judged, checked byte for
+    byte."""
+    h = b.d_hash[lo:hi]
+    top = h >> np.uint64(64 - _FILTER_BITS)
+    maybe = np.flatnonzero((self.filter[(top >> np.uint64(3)).astype(np.intp)] >> (
+        top & np.uint64(7)).astype(np.uint8)) & np.uint8(1))
+    at = _lookup(self.table, self.bits, self.hash, h[maybe])
+    found = at >= 0
+    hit, at = maybe[found], at[found]
+    try:
+      _check_equal(b.win, b.d_start[lo:hi][hit], b.d_len[lo:hi][hit], self.win,
+                   8 * self.woff[at], self.len[at])
+    except _Collision:
+      raise NeedsFullRead("a document id's hash equals a judged one's") from None
+    return hit
+
+
+class _JudgedBuilder(_Builder):
+  """A run's rows with only the documents trec_eval's measures can tell apart coded (see
+  :func:`iter_judged_run_chunks`): those the qrels judge for some query, those that may tie
+  with another line of their query, and the lines of a block's last query. Every other row gets
+  code -1 until :meth:`run`. A block at a time it also checks that each query's lines come
+  together and list each document once (by hash: an equal pair, a duplicate or a collision,
+  raises :class:`NeedsFullRead`)."""
+
+  def __init__(self, rows: int, judged: _Judged) -> None:
+    super().__init__(_RUN, rows, lines=True, keep_ints=False)
+    self.judged = judged
+    # The query of the previous block's last lines, and their document and score keys.
+    self.open_q = -1
+    self.open_doc = self.open_score = np.zeros(0, np.uint64)
+
+  def _doc_codes(self, b: _Block, lo: int, hi: int, q_codes: np.ndarray) -> np.ndarray:
+    heads = np.flatnonzero(np.r_[True, q_codes[1:] != q_codes[:-1]])
+    going_on = q_codes[0] == self.open_q  # the first lines continue the previous block's query
+    fresh = q_codes[heads[1:]] if going_on else q_codes[heads]
+    if not np.array_equal(fresh, np.arange(self.q.n - fresh.size, self.q.n)):
+      raise NeedsFullRead("a query's lines are not together")  # a query seen before, again
+    qk = q_codes.astype(np.uint64) * _MIX
+    score = b.floats[lo:hi].astype(np.float32)
+    score += np.float32(0.0)  # -0.0 ties with 0.0; float32 ties whatever float64 ties
+    doc_key = b.d_hash[lo:hi] ^ qk
+    score_key = score.view(np.uint32).astype(np.uint64) ^ qk
+    carried = self.open_doc.size if going_on else 0
+    if carried:
+      doc_key = np.concatenate([self.open_doc, doc_key])
+      score_key = np.concatenate([self.open_score, score_key])
+    again = np.flatnonzero(_repeated(doc_key))
+    if again.size:
+      k = np.sort(doc_key[again])
+      if (k[1:] == k[:-1]).any():
+        raise NeedsFullRead("a query lists a document twice (or two ids' hashes are equal)")
+    keep = _repeated(score_key)[carried:]  # may tie with another line of its query
+    keep[self.judged.rows(b, lo, hi)] = True
+    last = int(heads[-1])
+    keep[last:] = True  # the last query's ties may come in the next block
+    if going_on and heads.size == 1:  # the query goes on past this block
+      if doc_key.size > 1 << 20:
+        raise NeedsFullRead("a query of more than a million lines")
+      self.open_doc, self.open_score = doc_key, score_key
+    else:
+      self.open_q = int(q_codes[-1])
+      self.open_doc, self.open_score = doc_key[carried + last:], score_key[carried + last:]
+    coded = np.flatnonzero(keep)
+    codes = np.full(hi - lo, -1, np.int64)
+    codes[coded] = self.d.add(b.buf, b.win, b.d_start[lo:hi][coded], b.d_len[lo:hi][coded],
+                              b.d_hash[lo:hi][coded])
+    return codes
+
+  def run(self) -> Run:
+    if self.d is None:
+      self.d = _Vocab(1)
+    uncoded = self.d.n  # the code of one more id, the empty one (no file holds it)
+    nothing = np.zeros(1, np.int64)
+    self.d._store(self.d.store_windows(), nothing, nothing,
+                  _hash_ids(_windows(np.zeros(16, np.uint8)), nothing, nothing))
+    codes = self.d_codes.view()
+    codes[codes < 0] = uncoded
+    return super().run()
+
+
 _PIPELINE = 8 * _BLOCK  # inputs at least this large are split in a second thread
+_AHEAD = 12  # blocks split ahead of the caller (while it evaluates a chunk, say)
 
 
 def _split_blocks(f: Any, name: str, fmt: _Format, *,
@@ -1446,7 +1576,7 @@ def _split_blocks(f: Any, name: str, fmt: _Format, *,
   caller in order, at the block they belong to."""
   def split() -> Iterator[tuple[_Block, int]]:
     line = 0
-    for buf, lo, hi in _blocks(f, name, buffers=4 if threaded else 1):
+    for buf, lo, hi in _blocks(f, name, buffers=_AHEAD + 3 if threaded else 1):
       b = _split_block(buf, lo, hi, fmt, name, line)
       yield b, line
       line += b.nlines
@@ -1456,8 +1586,9 @@ def _split_blocks(f: Any, name: str, fmt: _Format, *,
     return
   import queue
   import threading
-  # At most two blocks wait, one is split and one coded: the four buffers are never reused early.
-  ready: queue.Queue = queue.Queue(maxsize=1)
+  # At most _AHEAD blocks wait, one more waits to be put, one is split and one coded: the
+  # _AHEAD + 3 buffers are never reused early.
+  ready: queue.Queue = queue.Queue(maxsize=_AHEAD)
   stop = threading.Event()
 
   def produce() -> None:
@@ -1595,7 +1726,42 @@ with io.read_run or `jaxrank evaluate` without --chunk-lines)
   return _chunks(f, name, close, int(max_lines))
 
 
-def _chunks(f: Any, name: str, close: Any, max_lines: int) -> Iterator[Run]:
+def iter_judged_run_chunks(path: PathLike | bytes, qrels: Qrels, *,
+                           max_lines: int = 1_000_000) -> Iterator[Run]:
+  """Internal API (``jaxrank evaluate``'s reader for large runs): :func:`iter_run_chunks`
+  that codes only the documents trec_eval's measures can tell apart.
+
+  trec_eval's measures read a document's judgment and, where its score ties with another of
+  its query, its id (ties go by id). So a document the qrels judge for no query and whose score
+  ties with no other line of its query is read, hashed and checked, but not entered in the
+  chunk's vocabulary: coding millions of such ids is most of a large run's reading time. They
+  share one code, that of an extra empty id at the end of ``docid_vocab`` (no file holds it).
+  Coded: every judged document (matched byte for byte), every line whose score may tie with
+  another of its query (a superset: keys sharing a hash bucket), and a block's last query.
+  ``rank`` is not kept (zeros). A query listing a document twice, a query whose lines are not
+  together and two ids with equal hashes raise :class:`NeedsFullRead`: the full readers report
+  or handle them. ``path`` must name a file that can be read again.
+
+  Example:
+    >>> from jaxrank import io
+    >>> qrels = io.read_qrels(b"q 0 b 1\\n")
+    >>> text = b"q Q0 a 1 3 t\\nq Q0 b 2 2 t\\nq Q0 c 3 1 t\\nr Q0 d 1 1 t\\nr Q0 e 2 1 t\\n"
+    >>> [(r.docid_vocab.tolist(), r.docid_codes.tolist())
+    ...  for r in io.iter_judged_run_chunks(text, qrels)]  # a, c: neither judged nor tied
+    [(['b', 'd', 'e', ''], [3, 0, 3, 1, 2])]
+  """
+  judged = _Judged(qrels.docid_vocab)
+  f, name, close = _open(path, None)
+  return _chunks(f, name, close, int(max_lines), judged)
+
+
+def _chunks(f: Any, name: str, close: Any, max_lines: int,
+            judged: _Judged | None = None) -> Iterator[Run]:
+  def builder_for() -> _Builder:
+    if judged is None:
+      return _Builder(_RUN, max_lines + 1024, lines=True)
+    return _JudgedBuilder(max_lines + 1024, judged)
+
   seen: set[str] = set()
 
   def emit(builder: _Builder) -> Run:
@@ -1616,7 +1782,7 @@ def _chunks(f: Any, name: str, close: Any, max_lines: int) -> Iterator[Run]:
   with contextlib.ExitStack() as stack:
     if close is not None:
       stack.callback(close)
-    builder, hint = _Builder(_RUN, max_lines + 1024, lines=True), max_lines
+    builder, hint = builder_for(), max_lines
     blocks = stack.enter_context(contextlib.closing(_split_blocks(f, name, _RUN, threaded=True)))
     for b, line in blocks:
       pos = 0
@@ -1633,7 +1799,7 @@ def _chunks(f: Any, name: str, close: Any, max_lines: int) -> Iterator[Run]:
         pos = cut
         if change.size:
           yield emit(builder)
-          builder = _Builder(_RUN, max_lines + 1024, lines=True)
+          builder = builder_for()
     if len(builder):
       yield emit(builder)
 

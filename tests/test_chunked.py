@@ -173,14 +173,19 @@ def _small_thresholds(monkeypatch, lines=2):
 
 
 def _counting_chunks(monkeypatch) -> list:
-  """Records each call of io.iter_run_chunks (the chunked path) in the list it returns."""
-  calls, real = [], io.iter_run_chunks
+  """Records each call of the chunk readers (io.iter_judged_run_chunks, "judged", and
+  io.iter_run_chunks, "all") with its max_lines, in the list it returns."""
+  calls = []
 
-  def counted(*args, **kwargs):
-    calls.append(kwargs.get("max_lines"))
-    return real(*args, **kwargs)
+  def counting(name, real):
+    def counted(*args, **kwargs):
+      calls.append((name, kwargs.get("max_lines")))
+      return real(*args, **kwargs)
+    return counted
 
-  monkeypatch.setattr(io, "iter_run_chunks", counted)
+  monkeypatch.setattr(io, "iter_run_chunks", counting("all", io.iter_run_chunks))
+  monkeypatch.setattr(io, "iter_judged_run_chunks",
+                      counting("judged", io.iter_judged_run_chunks))
   return calls
 
 
@@ -194,7 +199,7 @@ def test_large_runs_are_evaluated_in_chunks_by_default_with_the_same_output(
   calls = _counting_chunks(monkeypatch)
   # results.trunc interleaves its queries: chunks find it out, and the run is read whole
   assert run_cli(capsys, args) == (0, whole, note)
-  assert calls == [2]
+  assert calls == [("judged", 2)]
   if "results.trunc" in CASES[case]:
     grouped_args = [grouped(tmp_path, a) if a == "results.trunc" else a for a in args]
     assert run_cli(capsys, grouped_args) == (0, whole, note)
@@ -209,7 +214,7 @@ def test_random_large_runs_print_the_same_by_default(tmp_path, capsys, monkeypat
   _small_thresholds(monkeypatch, lines=7)
   calls = _counting_chunks(monkeypatch)
   assert run_cli(capsys, [*opts, qrels, run]) == (0, whole, note)
-  assert calls == [7]
+  assert calls == [("judged", 7)]
 
 
 def test_what_is_never_chunked_by_default(tmp_path, capsys, monkeypatch):
@@ -225,7 +230,7 @@ def test_what_is_never_chunked_by_default(tmp_path, capsys, monkeypatch):
   assert run_cli(capsys, ["-m", "map", qrels, "-"])[0] == 0
   assert calls == []
   assert run_cli(capsys, ["-m", "map", qrels, run])[0] == 0
-  assert calls == [2]
+  assert calls == [("judged", 2)]
 
 
 def test_an_explicit_chunk_size_still_refuses_scattered_queries(tmp_path, capsys, monkeypatch):
