@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank import _evaluate, _ranks, _table
+from jaxrank import _evaluate, _executables, _ranks, _table
 
 
 def bucket(n: int, minimum: int = 1) -> int:
@@ -176,7 +176,8 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
     items = np.zeros(nb, np.int32)
     items[:rows] = num_items[lo_list:hi_list]
     with jax.enable_x64(True):  # float64 formulas: means print as trec_eval's doubles do
-      out = _kernel(lo, hi, grades, items, extra, specs=specs, options=options, size=size,
+      out = _executables.call(_kernel, lo, hi, grades, items, extra, specs=specs,
+                              options=options, size=size,
                     resolved=resolved)
       for acc, v in zip(outs, out):
         acc.append(np.asarray(v, np.float64)[:rows])

@@ -243,8 +243,10 @@ def cache_dir(environ=None) -> str | None:
 
 def _use_compilation_cache(path: str | None) -> bool:
   """Points JAX's persistent compilation cache at ``path`` (every kernel, however quick to
-  compile); a second ``jaxrank evaluate`` of the same shapes then loads instead of compiling.
-  JAX writes each entry atomically, so concurrent commands share the directory safely."""
+  compile), and keeps the evaluation kernels' executables in ``path/executables``
+  (:mod:`jaxrank._executables`); a second ``jaxrank evaluate`` of the same shapes then loads
+  instead of tracing and compiling. Entries are written atomically, so concurrent commands share
+  the directory safely."""
   if path is None:
     return False
   try:
@@ -258,6 +260,9 @@ def _use_compilation_cache(path: str | None) -> bool:
   jax.config.update("jax_compilation_cache_dir", path)
   jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
   jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+  from jaxrank import _executables  # the evaluation kernels, loaded without tracing
+
+  _executables.use_directory(os.path.join(path, "executables"))
   return True
 
 

@@ -226,8 +226,16 @@ def test_compilation_cache_is_written_reused_and_can_be_turned_off(tmp_path):
   assert first.returncode == 0 and first.stderr == "", first.stderr
   entries = sorted(p.name for p in cache.iterdir())
   assert entries, "the command wrote nothing to its compilation cache"
+  kernels = sorted(p.name for p in (cache / "executables").iterdir())
+  assert kernels, "the command kept no executable of its evaluation kernels"
   again = _command({"JAXRANK_CACHE": str(cache)})
   assert again.stdout == first.stdout and sorted(p.name for p in cache.iterdir()) == entries
+  assert sorted(p.name for p in (cache / "executables").iterdir()) == kernels  # loaded
+  for name in kernels:  # a damaged entry is compiled again and rewritten, never an error
+    (cache / "executables" / name).write_bytes(b"not an executable")
+  damaged = _command({"JAXRANK_CACHE": str(cache)})
+  assert (damaged.returncode, damaged.stdout, damaged.stderr) == (0, first.stdout, "")
+  assert all((cache / "executables" / n).read_bytes() != b"not an executable" for n in kernels)
   off = tmp_path / "off"
   for env, args in (({"JAXRANK_CACHE": str(off)}, ("--no-cache",)),
                     ({"JAXRANK_CACHE": "off", "XDG_CACHE_HOME": str(off)}, ())):
