@@ -95,7 +95,17 @@ class TrecFormatError(ValueError):
 
 class ScatteredQueryError(TrecFormatError):
   """A query's lines do not come together in a run read in chunks (:func:`iter_run_chunks`):
-  the query came back after its chunk was passed on. A :class:`TrecFormatError`."""
+  the query came back after its chunk was passed on. A :class:`TrecFormatError`.
+
+  Example:
+    >>> from jaxrank import io
+    >>> run = b"q1 Q0 d1 1 2 r\\nq2 Q0 d1 1 2 r\\nq1 Q0 d2 2 1 r\\n"
+    >>> try:
+    ...   chunks = list(io.iter_run_chunks(run, max_lines=1, name="run.txt"))
+    ... except io.ScatteredQueryError as e:
+    ...   print(str(e).split(" (")[0])
+    run.txt:3: query 'q1' appears again after its chunk was passed on
+  """
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1717,7 +1727,7 @@ def iter_run_chunks(path: PathLike | bytes, *, max_lines: int = 1_000_000,
     ...
     jaxrank.io.ScatteredQueryError: <bytes>:3: query 'a' appears again after its chunk was passed on \
 (a run read in chunks needs each query's lines together: sort the file by query, or read it whole \
-with io.read_run or `jaxrank evaluate` without --chunk-lines)
+with io.read_run or `jaxrank evaluate --chunk-lines 0`)
   """
   if isinstance(max_lines, bool) or not isinstance(max_lines, (int, np.integer)) or (
       max_lines < 1):
@@ -1775,7 +1785,7 @@ def _chunks(f: Any, name: str, close: Any, max_lines: int,
           f"{name}:{int(builder.lines.a[row]) + 1}: query {qids[run.qid_codes[row]]!r} appears "
           "again after its chunk was passed on (a run read in chunks needs each query's lines "
           "together: sort the file by query, or read it whole with io.read_run or `jaxrank "
-          "evaluate` without --chunk-lines)")
+          "evaluate --chunk-lines 0`)")
     seen.update(qids)
     return run
 
