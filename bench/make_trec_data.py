@@ -50,7 +50,7 @@ def make_qrels(path: str, *, lines: int, docs: int, judgments: int, seed: int = 
     raise ValueError(f"judgments per query must be <= docs={docs}, got {judged}")
   out_of_run = int(round(judged * unretrieved))
   in_run = judged - out_of_run
-  if lines + queries * out_of_run >= 10**8:
+  if lines + queries * out_of_run > 10**8:  # rows 0 .. lines + queries * out_of_run - 1
     raise ValueError("too many lines for 8-digit doc ids")
   rng = np.random.default_rng(seed + 1)
   with open(path, "wb") as f:

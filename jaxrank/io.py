@@ -1486,11 +1486,12 @@ class _Judged:
       raise NeedsFullRead("the qrels' document ids have equal hashes")
     self.table, self.bits = vocab._table
     self.hash, self.len, self.woff = vocab._hash, vocab._len, vocab._woff
-    self.win = _windows(np.concatenate([vocab._words.view(np.uint8), np.zeros(16, np.uint8)]))
+    self.win = vocab._windows() if vocab._words.size else _windows(np.zeros(_PAD, np.uint8))
     self.filter = np.zeros(1 << (_FILTER_BITS - 3), np.uint8)
-    top = self.hash >> np.uint64(64 - _FILTER_BITS)
-    np.bitwise_or.at(self.filter, (top >> np.uint64(3)).astype(np.intp),
-                     np.left_shift(np.uint8(1), (top & np.uint64(7)).astype(np.uint8)))
+    for lo in range(0, self.hash.size, 1 << 20):  # a slice at a time: temporaries stay small
+      top = self.hash[lo:lo + (1 << 20)] >> np.uint64(64 - _FILTER_BITS)
+      np.bitwise_or.at(self.filter, (top >> np.uint64(3)).astype(np.intp),
+                       np.left_shift(np.uint8(1), (top & np.uint64(7)).astype(np.uint8)))
 
   def rows(self, b: _Block, lo: int, hi: int) -> np.ndarray:
     """The rows ``lo:hi`` (offsets) of block ``b`` whose document is judged, checked byte for
