@@ -91,7 +91,8 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[_tre
                     complete: bool = False, threshold: int = 1,
                     progress: Callable[[int], None] | None = None,
                     sources: tuple[str, str] = ("run", "qrels"),
-                    uncoded: bool = False) -> _trec.Result:
+                    uncoded: bool = False, unique_docs: bool = False,
+                    options=None) -> _trec.Result:
   """Evaluates a run given as chunks of whole queries; the result of
   :func:`jaxrank._trec.evaluate_run` on the whole run (see the module docstring).
 
@@ -107,8 +108,11 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[_tre
     qrels, requests, ties, float32, max_docs, complete, threshold, sources: as
       :func:`jaxrank._trec.evaluate_run`.
     progress: called after each chunk with the number of run lines evaluated so far.
-    uncoded: the chunks come from :func:`jaxrank.io.iter_judged_run_chunks` (the last id of
-      each one's ``docid_vocab`` stands for the documents it did not code).
+    uncoded: the chunks come from :func:`jaxrank.io.iter_judged_run_chunks` or
+      :func:`jaxrank.io.iter_dict_chunks` with qrels (the last id of each one's ``docid_vocab``
+      stands for the documents it did not code).
+    unique_docs, options: as :func:`jaxrank._trec.evaluate_run` (the chunks of a dict,
+      :func:`jaxrank.io.iter_dict_chunks`, list no document twice).
 
   Example:
     >>> from jaxrank import _chunked, _trec, io
@@ -124,7 +128,8 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[_tre
   done = np.zeros(len(qv), bool)  # qrels queries evaluated so far
   asked = _keeping_values(requests)
   options = {"ties": ties, "float32": float32, "max_docs": max_docs, "threshold": threshold,
-             "sources": sources, "shapes": []}  # one kernel shape for most chunks
+             "sources": sources, "shapes": [],  # one kernel shape for most chunks
+             "options": options, "unique_docs": unique_docs}
   parts: list[tuple[np.ndarray, _trec.Result]] = []  # (qrels codes of its queries, values)
   unjudged: list[str] | None = []  # the run's queries while none has judgments (for the error)
   tag, lines = "jaxrank", 0

@@ -279,6 +279,14 @@ class _Vocab:
     self.len.append(lens.astype(np.int32))
     self.n += lens.size
 
+  def add_uncoded(self) -> int:
+    """Appends an empty id (no file holds one) without entering it in the hash table; returns
+    its code, the one of the documents a judged-only reader leaves uncoded."""
+    nothing = np.zeros(1, np.int64)
+    self._store(self.store_windows(), nothing, nothing,
+                _hash_ids(_windows(np.zeros(_PAD, np.uint8)), nothing, nothing))
+    return self.n - 1
+
   def add(self, buf: np.ndarray, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
           h: np.ndarray) -> np.ndarray:
     """The codes of the ids at ``starts`` (``lens`` bytes, hashes ``h``) of the padded buffer
@@ -1496,7 +1504,12 @@ class _Judged:
   def rows(self, b: _Block, lo: int, hi: int) -> np.ndarray:
     """The rows ``lo:hi`` (offsets) of block ``b`` whose document is judged, checked byte for
     byte."""
-    h = b.d_hash[lo:hi]
+    return self.rows_of(b.win, b.d_start[lo:hi], b.d_len[lo:hi], b.d_hash[lo:hi])
+
+  def rows_of(self, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+              h: np.ndarray) -> np.ndarray:
+    """The indices of the ids at ``starts`` (``lens`` bytes, hashes ``h``) of the windows
+    ``win`` that are judged, checked byte for byte."""
     top = h >> np.uint64(64 - _FILTER_BITS)
     maybe = np.flatnonzero((self.filter[(top >> np.uint64(3)).astype(np.intp)] >> (
         top & np.uint64(7)).astype(np.uint8)) & np.uint8(1))
@@ -1504,8 +1517,7 @@ class _Judged:
     found = at >= 0
     hit, at = maybe[found], at[found]
     try:
-      _check_equal(b.win, b.d_start[lo:hi][hit], b.d_len[lo:hi][hit], self.win,
-                   8 * self.woff[at], self.len[at])
+      _check_equal(win, starts[hit], lens[hit], self.win, 8 * self.woff[at], self.len[at])
     except _Collision:
       raise NeedsFullRead("a document id's hash equals a judged one's") from None
     return hit
@@ -1566,12 +1578,8 @@ class _JudgedBuilder(_Builder):
   def run(self) -> Run:
     if self.d is None:
       self.d = _Vocab(1)
-    uncoded = self.d.n  # the code of one more id, the empty one (no file holds it)
-    nothing = np.zeros(1, np.int64)
-    self.d._store(self.d.store_windows(), nothing, nothing,
-                  _hash_ids(_windows(np.zeros(16, np.uint8)), nothing, nothing))
     codes = self.d_codes.view()
-    codes[codes < 0] = uncoded
+    codes[codes < 0] = self.d.add_uncoded()
     return super().run()
 
 
@@ -1766,6 +1774,82 @@ def iter_judged_run_chunks(path: PathLike | bytes, qrels: Qrels, *,
   return _chunks(f, name, close, int(max_lines), judged)
 
 
+_TIE_SLICE = 1 << 15  # rows of a dict chunk whose score keys are bucketed together
+
+
+def iter_dict_chunks(run: Mapping[str, Mapping[str, float]], *, max_rows: int = 1_000_000,
+                     qrels: Qrels | None = None) -> Iterator[Run]:
+  """Internal API (``jaxrank.numpy.evaluate_run``'s conversion of large dicts): a
+  pytrec_eval-style ``{qid: {docid: score}}`` dict as :class:`Run` s of whole queries,
+  ``max_rows`` rows or a little more each, in the dict's order. Each chunk's ids are coded on
+  their own, so its hash table and sorts stay in cache.
+
+  With ``qrels``, only the documents trec_eval's measures can tell apart are coded, as in
+  :func:`iter_judged_run_chunks`: the judged ones and those whose score (as float32) may tie
+  with another of their query; the others share the code of an extra empty id at the end of
+  ``docid_vocab``. A judged id's hash met by another id, or an empty id in the qrels, raises
+  :class:`NeedsFullRead` (convert without ``qrels`` then). Errors name the query and the
+  document, as :func:`as_run`'s.
+
+  Example:
+    >>> from jaxrank import io
+    >>> run = {"q": {"a": 3.0, "b": 2.0, "c": 2.0, "d": 1.0}, "r": {"e": 1.0}}
+    >>> [(c.docid_vocab.tolist(), c.docid_codes.tolist())
+    ...  for c in io.iter_dict_chunks(run, qrels=io.as_qrels({"q": {"d": 1}}))]  # b, c tie
+    [(['b', 'c', 'd', ''], [3, 0, 1, 2, 3])]
+  """
+  if isinstance(max_rows, bool) or not isinstance(max_rows, (int, np.integer)) or max_rows < 1:
+    raise ValueError(f"max_rows must be a positive int, got {max_rows!r}")
+  judged = None
+  if qrels is not None:
+    if (qrels.docid_vocab._len == 0).any():
+      raise NeedsFullRead("the qrels judge an empty document id")
+    judged = _Judged(qrels.docid_vocab)
+  group: dict[Any, Any] = {}
+  rows = 0
+  for qid, docs in run.items():
+    group[qid] = docs
+    rows += len(docs) if isinstance(docs, Mapping) else 0
+    if rows >= max_rows:
+      yield as_run(group) if judged is None else _judged_run(group, judged)
+      group, rows = {}, 0
+  if group:
+    yield as_run(group) if judged is None else _judged_run(group, judged)
+
+
+def _judged_run(run: Mapping[str, Mapping[str, float]], judged: _Judged) -> Run:
+  """:func:`as_run`, coding only the documents :func:`iter_dict_chunks` codes."""
+  qvocab, counts, docids, values, locate, bad_doc = _unpack(run, "run")
+  try:
+    buf, starts, lens = _encode_ids(docids)
+  except _BadId as e:
+    raise bad_doc(e) from None
+  score = _scores(values, locate, "run")
+  win = _windows(buf)
+  h = _hash_ids(win, starts, lens)
+  qcodes = np.repeat(np.arange(len(qvocab), dtype=np.int32), counts)
+  f32 = score.astype(np.float32)
+  f32 += np.float32(0.0)  # -0.0 ties with 0.0; float32 ties whatever float64 ties
+  key = f32.view(np.uint32).astype(np.uint64) ^ (qcodes.astype(np.uint64) * _MIX)
+  keep = np.zeros(len(docids), bool)
+  ends = np.cumsum(counts)
+  lo = 0
+  while lo < keep.size:  # slices of whole queries: a query's ties are in one slice
+    hi = int(ends[min(np.searchsorted(ends, lo + _TIE_SLICE), ends.size - 1)])
+    keep[lo:hi] = _repeated(key[lo:hi])
+    lo = hi
+  keep[judged.rows_of(win, starts, lens, h)] = True
+  coded = np.flatnonzero(keep)
+  vocab = _Vocab(coded.size)
+  codes = np.empty(len(docids), np.int32)
+  for at in range(0, coded.size, 1 << 16):
+    c = coded[at:at + (1 << 16)]
+    codes[c] = vocab.add(buf, win, starts[c], lens[c], h[c])
+  codes[~keep] = vocab.add_uncoded()
+  return Run(qid_codes=qcodes, qid_vocab=qvocab, docid_codes=codes, docid_vocab=vocab.ids(),
+             score=score, tag="jaxrank")
+
+
 def _chunks(f: Any, name: str, close: Any, max_lines: int,
             judged: _Judged | None = None) -> Iterator[Run]:
   def builder_for() -> _Builder:
@@ -1898,9 +1982,10 @@ _NUMBER = (int, float, np.integer, np.floating)
 _BOOL = (bool, np.bool_)
 
 
-def _flatten(mapping: Any, what: str):
-  """``(qid codes, qid vocabulary, doc codes, doc vocabulary, values, locate)`` of a
-  ``{qid: {docid: value}}`` dict; ``locate(i)`` gives row ``i``'s ``(qid, docid, value)``."""
+def _unpack(mapping: Any, what: str):
+  """``(qid vocabulary, rows per query, doc ids, values, locate, bad_doc)`` of a ``{qid:
+  {docid: value}}`` dict (queries without rows left out); ``locate(i)`` gives row ``i``'s
+  ``(qid, docid, value)``, ``bad_doc`` the error for a :class:`_BadId` of the doc ids."""
   if not isinstance(mapping, Mapping):
     raise TypeError(f"{what} must be a dict {{qid: {{docid: value}}}}, got "
                     f"{type(mapping).__name__}")
@@ -1923,13 +2008,23 @@ def _flatten(mapping: Any, what: str):
   def locate(i: int) -> tuple[Any, Any, Any]:
     return qids[int(np.searchsorted(ends, i, "right"))], docids[i], values[i]
 
+  def bad_doc(e: _BadId) -> Exception:
+    q, d, _ = locate(e.index)
+    return (TypeError if e.reason == "type" else ValueError)(
+        _bad_id_message(f"{what} doc id", d, e.reason, q))
+
+  return qvocab, counts[counts > 0], docids, values, locate, bad_doc
+
+
+def _flatten(mapping: Any, what: str):
+  """``(qid codes, qid vocabulary, doc codes, doc vocabulary, values, locate)`` of a
+  ``{qid: {docid: value}}`` dict; ``locate(i)`` gives row ``i``'s ``(qid, docid, value)``."""
+  qvocab, counts, docids, values, locate, bad_doc = _unpack(mapping, what)
   try:
     dvocab, dcodes = Ids.from_strings(docids)
   except _BadId as e:
-    q, d, _ = locate(e.index)
-    raise (TypeError if e.reason == "type" else ValueError)(
-        _bad_id_message(f"{what} doc id", d, e.reason, q)) from None
-  qcodes = np.repeat(np.arange(len(keep), dtype=dcodes.dtype), counts[counts > 0])
+    raise bad_doc(e) from None
+  qcodes = np.repeat(np.arange(len(qvocab), dtype=dcodes.dtype), counts)
   return qcodes, qvocab, dcodes, dvocab, values, locate
 
 

@@ -33,7 +33,8 @@ import jax
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jaxrank import _checks, _evaluate, _hostrank, _irnames, _options, _ranks, _trec, io
+from jaxrank import (_checks, _chunked, _evaluate, _hostrank, _irnames, _options, _ranks,
+                     _trec, io)
 
 __all__ = ["DEFAULT_METRICS", "evaluate", "evaluate_ranked", "evaluate_run"]
 
@@ -994,6 +995,18 @@ def _keyed(keys, values: np.ndarray, reduce, empty):
 # pytrec_eval-style dicts and TREC runs.
 
 
+DICT_CHUNK_ROWS = 1_000_000  # a run dict with more rows is evaluated this many rows at a time
+
+
+def _dict_rows(run: Mapping) -> int:
+  """The rows of a ``{qid: {docid: score}}`` dict (0 if a value is not a dict: the whole
+  path's conversion names it)."""
+  inner = list(run.values())
+  if not all(isinstance(d, Mapping) for d in inner):
+    return 0
+  return sum(map(len, inner))
+
+
 @_options.takes(_options.FACE_OPTIONS, skip=("ties", "threshold"))  # its own: "trec", int
 def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
                  qrels: io.Qrels | Mapping[str, Mapping[str, int]],
@@ -1026,6 +1039,13 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
     threshold: relevant means grade >= threshold (trec_eval ``-l``); NDCG ignores it.
     reduce: ``None`` for ``{metric: {qid: value}}``, ``"mean"`` for ``{metric: float}``.
 
+  A run dict of more than ``DICT_CHUNK_ROWS`` (a million) rows asking trec_eval measures only
+  is evaluated a million rows of whole queries at a time, as ``jaxrank evaluate`` evaluates a
+  big file: only judged documents and those whose score may tie within their query get a code
+  (ties go by doc id), and the chunks' values are combined in trec_eval's order. The numbers are
+  the whole dict's (a few sums the kernel rounds by batch shape, ``ndcg_cut``'s, may differ in
+  their last bit).
+
   Example:
     >>> from jaxrank import numpy as jrn
     >>> run = {"q1": {"d1": 0.5, "d2": 0.5, "d3": 0.1}}
@@ -1041,7 +1061,8 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
   if not metrics:
     raise ValueError("metrics must name at least one metric, got an empty list")
   unique = isinstance(run, Mapping)  # a dict cannot list a document twice for a query
-  run, qrels = io.as_run(run), io.as_qrels(qrels)
+  chunked = unique and _dict_rows(run) > DICT_CHUNK_ROWS
+  run, qrels = (run if chunked else io.as_run(run)), io.as_qrels(qrels)
   plan: list[tuple[str, str]] = []  # (given name, key of its values in the result)
   requests: list[_trec.Request] = []
   others = []  # jaxrank's names and ir_measures' (the options written in them apply to them)
@@ -1060,10 +1081,21 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
     plan.append((name, printed[0]))
     requests.append(request)  # parsed once: re-parsing would merge P.1 and P.2 (first wins)
   empty = options["empty"]
-  _make_options(ties, threshold=threshold, **options)  # checked even when every name sets its own
-  result = _irnames.evaluate_run(run, qrels, others, requests, ties=ties, threshold=threshold,
-                                 given=options, float32=float32, max_docs=max_docs,
-                                 complete=complete, unique_docs=unique)
+  formula = _make_options(ties, threshold=threshold, **options)  # checked even when unused
+  if chunked and not others:  # a big dict: a million rows at a time, combined as the CLI does
+    def chunks(judged: bool) -> _trec.Result:
+      return _chunked.evaluate_chunks(
+          io.iter_dict_chunks(run, max_rows=DICT_CHUNK_ROWS, qrels=qrels if judged else None),
+          qrels, requests, ties=ties, float32=float32, max_docs=max_docs, complete=complete,
+          threshold=threshold, options=formula, unique_docs=True, uncoded=judged)
+    try:  # only judged and possibly tied documents coded
+      result = chunks(True)
+    except io.NeedsFullRead:  # equal hashes: every document coded
+      result = chunks(False)
+  else:
+    result = _irnames.evaluate_run(io.as_run(run), qrels, others, requests, ties=ties,
+                                   threshold=threshold, given=options, float32=float32,
+                                   max_docs=max_docs, complete=complete, unique_docs=unique)
   out: _Result = {}
   for name, ref in plan:
     if ref not in result.per_query:  # summary-only measures (num_q, gm_map, runid)
