@@ -1482,6 +1482,14 @@ def _repeated(keys: np.ndarray) -> np.ndarray:
   return may
 
 
+def _score_keys(scores: np.ndarray, qk: np.ndarray) -> np.ndarray:
+  """Keys equal for two rows of one query (``qk``: their query codes times ``_MIX``) whose
+  scores tie as float32, a superset of float64's ties (-0.0 ties with 0.0)."""
+  f32 = scores.astype(np.float32)
+  f32 += np.float32(0.0)
+  return f32.view(np.uint32).astype(np.uint64) ^ qk
+
+
 class _Judged:
   """The documents of a qrels, to look a run's up in: their hash table and a bitmap of their
   hashes' top bits (a few percent full: most documents of a large run are judged for no query,
@@ -1545,10 +1553,8 @@ class _JudgedBuilder(_Builder):
     if not np.array_equal(fresh, np.arange(self.q.n - fresh.size, self.q.n)):
       raise NeedsFullRead("a query's lines are not together")  # a query seen before, again
     qk = q_codes.astype(np.uint64) * _MIX
-    score = b.floats[lo:hi].astype(np.float32)
-    score += np.float32(0.0)  # -0.0 ties with 0.0; float32 ties whatever float64 ties
     doc_key = b.d_hash[lo:hi] ^ qk
-    score_key = score.view(np.uint32).astype(np.uint64) ^ qk
+    score_key = _score_keys(b.floats[lo:hi], qk)
     carried = self.open_doc.size if going_on else 0
     if carried:
       doc_key = np.concatenate([self.open_doc, doc_key])
@@ -1828,9 +1834,7 @@ def _judged_run(run: Mapping[str, Mapping[str, float]], judged: _Judged) -> Run:
   win = _windows(buf)
   h = _hash_ids(win, starts, lens)
   qcodes = np.repeat(np.arange(len(qvocab), dtype=np.int32), counts)
-  f32 = score.astype(np.float32)
-  f32 += np.float32(0.0)  # -0.0 ties with 0.0; float32 ties whatever float64 ties
-  key = f32.view(np.uint32).astype(np.uint64) ^ (qcodes.astype(np.uint64) * _MIX)
+  key = _score_keys(score, qcodes.astype(np.uint64) * _MIX)
   keep = np.zeros(len(docids), bool)
   ends = np.cumsum(counts)
   lo = 0
