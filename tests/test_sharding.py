@@ -39,7 +39,7 @@ def test_on_eight_forced_cpu_devices():
   env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={DEVICES}",
          "JAX_PLATFORMS": "cpu"}
   here = Path(__file__).resolve()
-  proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+  proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
                          str(here)], env=env, capture_output=True, text=True, timeout=900,
                         cwd=here.parents[1])
   assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]

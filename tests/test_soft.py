@@ -327,7 +327,7 @@ def test_float64_checks_in_a_subprocess():
   # before JAX starts: run test_soft_x64.py in its own interpreter.
   env = dict(os.environ, JAX_ENABLE_X64="1")
   here = Path(__file__).resolve().parent
-  proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+  proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider",
                          str(here / "test_soft_x64.py")], env=env, capture_output=True,
                         text=True, cwd=here.parent)
   assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
