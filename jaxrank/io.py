@@ -554,13 +554,22 @@ class Ids:
     if codes.size and (codes.min() < 0 or codes.max() >= len(self)):
       raise IndexError(f"codes must lie in [0, {len(self)}), got values from {codes.min()} to "
                        f"{codes.max()}")
-    nw = np.diff(self._woff)[codes]
+    nw = self._woff[codes + 1] - self._woff[codes]
     woff = np.zeros(codes.size + 1, np.int64)
     np.cumsum(nw, out=woff[1:])
     src = np.repeat(self._woff[:-1][codes] - woff[:-1], nw) + np.arange(int(woff[-1]))
     words = np.zeros(int(woff[-1]) + 1, np.dtype("<u8"))  # a word of slack, as the reader's
     words[:-1] = self._words[src]
     return Ids(words, woff, self._len[codes], self._hash[codes])
+
+  def _joined(self, other: Ids) -> Ids:
+    """This vocabulary's ids followed by ``other``'s (codes ``len(self)``, ... for those); the
+    caller knows the two share no id. No hash table: :meth:`index` builds one when asked."""
+    end = int(self._woff[-1])
+    return Ids(np.concatenate([self._words[:end], other._words]),
+               np.concatenate([self._woff[:-1], other._woff + end]),
+               np.concatenate([self._len, other._len]),
+               np.concatenate([self._hash, other._hash]))
 
   def _index_exactly(self, other: Ids) -> np.ndarray:
     table = {v: i for i, v in enumerate(self.tolist())}
@@ -1500,7 +1509,7 @@ class _Judged:
       vocab = Ids.from_strings([])[0]
     if vocab._table is None:  # the qrels' ids collided: no table to look them up in
       raise NeedsFullRead("the qrels' document ids have equal hashes")
-    self.table, self.bits = vocab._table
+    self.vocab, (self.table, self.bits) = vocab, vocab._table
     self.hash, self.len, self.woff = vocab._hash, vocab._len, vocab._woff
     self.win = vocab._windows() if vocab._words.size else _windows(np.zeros(_PAD, np.uint8))
     self.filter = np.zeros(1 << (_FILTER_BITS - 3), np.uint8)
@@ -1509,15 +1518,11 @@ class _Judged:
       np.bitwise_or.at(self.filter, (top >> np.uint64(3)).astype(np.intp),
                        np.left_shift(np.uint8(1), (top & np.uint64(7)).astype(np.uint8)))
 
-  def rows(self, b: _Block, lo: int, hi: int) -> np.ndarray:
-    """The rows ``lo:hi`` (offsets) of block ``b`` whose document is judged, checked byte for
-    byte."""
-    return self.rows_of(b.win, b.d_start[lo:hi], b.d_len[lo:hi], b.d_hash[lo:hi])
-
   def rows_of(self, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
-              h: np.ndarray) -> np.ndarray:
-    """The indices of the ids at ``starts`` (``lens`` bytes, hashes ``h``) of the windows
-    ``win`` that are judged, checked byte for byte."""
+              h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, codes)``: the indices of the ids at ``starts`` (``lens`` bytes, hashes ``h``)
+    of the windows ``win`` that are judged, checked byte for byte, and their codes in the
+    qrels' vocabulary."""
     top = h >> np.uint64(64 - _FILTER_BITS)
     maybe = np.flatnonzero((self.filter[(top >> np.uint64(3)).astype(np.intp)] >> (
         top & np.uint64(7)).astype(np.uint8)) & np.uint8(1))
@@ -1528,7 +1533,41 @@ class _Judged:
       _check_equal(win, starts[hit], lens[hit], self.win, 8 * self.woff[at], self.len[at])
     except _Collision:
       raise NeedsFullRead("a document id's hash equals a judged one's") from None
-    return hit
+    return hit, at
+
+  def code(self, buf: np.ndarray, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+           h: np.ndarray, keep: np.ndarray, own: _Vocab) -> np.ndarray:
+    """Codes of the ids at ``starts`` of the padded buffer ``buf`` (windows ``win``; as
+    :meth:`rows_of`) that a judged-only reader codes:
+    the judged ones (their qrels code: no table insert) and the others where ``keep`` (``n +``
+    their code in ``own``, ``n`` the qrels' number of documents); -1 for the rest. A document
+    is judged or not wherever it occurs, so it gets one code. :meth:`vocabulary` makes them
+    codes of one :class:`Ids`."""
+    codes = np.full(h.size, -1, np.int64)
+    hit, at = self.rows_of(win, starts, lens, h)
+    codes[hit] = at
+    keep[hit] = False
+    rest = np.flatnonzero(keep)
+    if rest.size:
+      codes[rest] = len(self.vocab) + own.add(buf, win, starts[rest], lens[rest], h[rest])
+    return codes
+
+  def vocabulary(self, codes: np.ndarray, own: _Vocab) -> Ids:
+    """Turns the codes from :meth:`code` (in place; -1 becomes the code of an empty id, the
+    last of the vocabulary) into codes of the returned vocabulary: the judged documents used,
+    in qrels order, then ``own``'s, then the empty id."""
+    n = len(self.vocab)
+    judged = codes < n
+    judged &= codes >= 0
+    used = np.zeros(n, bool)
+    used[codes[judged]] = True
+    used = np.flatnonzero(used)
+    remap = np.empty(n, codes.dtype)
+    remap[used] = np.arange(used.size)
+    codes[judged] = remap[codes[judged]]
+    codes[codes >= n] += used.size - n
+    codes[codes < 0] = used.size + own.add_uncoded()
+    return self.vocab.take(used)._joined(own.ids())
 
 
 class _JudgedBuilder(_Builder):
@@ -1565,7 +1604,6 @@ class _JudgedBuilder(_Builder):
       if (k[1:] == k[:-1]).any():
         raise NeedsFullRead("a query lists a document twice (or two ids' hashes are equal)")
     keep = _repeated(score_key)[carried:]  # may tie with another line of its query
-    keep[self.judged.rows(b, lo, hi)] = True
     last = int(heads[-1])
     keep[last:] = True  # the last query's ties may come in the next block
     if going_on and heads.size == 1:  # the query goes on past this block
@@ -1575,22 +1613,20 @@ class _JudgedBuilder(_Builder):
     else:
       self.open_q = int(q_codes[-1])
       self.open_doc, self.open_score = doc_key[carried + last:], score_key[carried + last:]
-    coded = np.flatnonzero(keep)
-    codes = np.full(hi - lo, -1, np.int64)
-    codes[coded] = self.d.add(b.buf, b.win, b.d_start[lo:hi][coded], b.d_len[lo:hi][coded],
-                              b.d_hash[lo:hi][coded])
-    return codes
+    return self.judged.code(b.buf, b.win, b.d_start[lo:hi], b.d_len[lo:hi], b.d_hash[lo:hi],
+                            keep, self.d)
 
   def run(self) -> Run:
     if self.d is None:
       self.d = _Vocab(1)
-    codes = self.d_codes.view()
-    codes[codes < 0] = self.d.add_uncoded()
-    return super().run()
+    return Run(qid_codes=self.q_codes.view(), qid_vocab=self._vocab("q"),
+               docid_codes=self.d_codes.view(),
+               docid_vocab=self.judged.vocabulary(self.d_codes.view(), self.d),
+               score=self.floats.view(), tag=self.tag)
 
 
 _PIPELINE = 8 * _BLOCK  # inputs at least this large are split in a second thread
-_AHEAD = 12  # blocks split ahead of the caller (while it evaluates a chunk, say)
+_AHEAD = 32  # blocks split ahead of the caller (while it evaluates a chunk, say)
 
 
 def _split_blocks(f: Any, name: str, fmt: _Format, *,
@@ -1761,8 +1797,10 @@ def iter_judged_run_chunks(path: PathLike | bytes, qrels: Qrels, *,
   ties with no other line of its query is read, hashed and checked, but not entered in the
   chunk's vocabulary: coding millions of such ids is most of a large run's reading time. They
   share one code, that of an extra empty id at the end of ``docid_vocab`` (no file holds it).
-  Coded: every judged document (matched byte for byte), every line whose score may tie with
-  another of its query (a superset: keys sharing a hash bucket), and a block's last query.
+  Coded: every judged document (matched byte for byte; it takes its qrels code, so no table
+  insert), every line whose score may tie with another of its query (a superset: keys sharing
+  a hash bucket), and a block's last query. A chunk's ``docid_vocab`` lists the judged
+  documents it holds (in the qrels' order), then the others it codes, then the empty id.
   ``rank`` is not kept (zeros). A query listing a document twice, a query whose lines are not
   together and two ids with equal hashes raise :class:`NeedsFullRead`: the full readers report
   or handle them. ``path`` must name a file that can be read again.
@@ -1792,8 +1830,8 @@ def iter_dict_chunks(run: Mapping[str, Mapping[str, float]], *, max_rows: int = 
 
   With ``qrels``, only the documents trec_eval's measures can tell apart are coded, as in
   :func:`iter_judged_run_chunks`: the judged ones and those whose score (as float32) may tie
-  with another of their query; the others share the code of an extra empty id at the end of
-  ``docid_vocab``. A judged id's hash met by another id, or an empty id in the qrels, raises
+  with another of their query (judged ones first in ``docid_vocab``, in the qrels' order); the
+  others share the code of an extra empty id at the end of ``docid_vocab``. A judged id's hash met by another id, or an empty id in the qrels, raises
   :class:`NeedsFullRead` (convert without ``qrels`` then). Errors name the query and the
   document, as :func:`as_run`'s.
 
@@ -1802,7 +1840,7 @@ def iter_dict_chunks(run: Mapping[str, Mapping[str, float]], *, max_rows: int = 
     >>> run = {"q": {"a": 3.0, "b": 2.0, "c": 2.0, "d": 1.0}, "r": {"e": 1.0}}
     >>> [(c.docid_vocab.tolist(), c.docid_codes.tolist())
     ...  for c in io.iter_dict_chunks(run, qrels=io.as_qrels({"q": {"d": 1}}))]  # b, c tie
-    [(['b', 'c', 'd', ''], [3, 0, 1, 2, 3])]
+    [(['d', 'b', 'c', ''], [3, 1, 2, 0, 3])]
   """
   if isinstance(max_rows, bool) or not isinstance(max_rows, (int, np.integer)) or max_rows < 1:
     raise ValueError(f"max_rows must be a positive int, got {max_rows!r}")
@@ -1842,16 +1880,12 @@ def _judged_run(run: Mapping[str, Mapping[str, float]], judged: _Judged) -> Run:
     hi = int(ends[min(np.searchsorted(ends, lo + _TIE_SLICE), ends.size - 1)])
     keep[lo:hi] = _repeated(key[lo:hi])
     lo = hi
-  keep[judged.rows_of(win, starts, lens, h)] = True
-  coded = np.flatnonzero(keep)
-  vocab = _Vocab(coded.size)
-  codes = np.empty(len(docids), np.int32)
-  for at in range(0, coded.size, 1 << 16):
-    c = coded[at:at + (1 << 16)]
-    codes[c] = vocab.add(buf, win, starts[c], lens[c], h[c])
-  codes[~keep] = vocab.add_uncoded()
-  return Run(qid_codes=qcodes, qid_vocab=qvocab, docid_codes=codes, docid_vocab=vocab.ids(),
-             score=score, tag="jaxrank")
+  vocab, step = _Vocab(int(keep.sum())), 1 << 16  # coded a slice at a time: small temporaries
+  codes = np.concatenate([np.zeros(0, np.int64)] + [judged.code(
+      buf, win, starts[i:i + step], lens[i:i + step], h[i:i + step], keep[i:i + step], vocab)
+      for i in range(0, keep.size, step)])
+  return Run(qid_codes=qcodes, qid_vocab=qvocab, docid_codes=codes,
+             docid_vocab=judged.vocabulary(codes, vocab), score=score, tag="jaxrank")
 
 
 def _chunks(f: Any, name: str, close: Any, max_lines: int,

@@ -77,10 +77,14 @@ def test_only_judged_or_tied_documents_are_coded(seed):
   run, qrels = random_dicts(seed)
   q = io.as_qrels(qrels)
   judged = set(q.docid_vocab.tolist())
+  qrels_order = {v: i for i, v in enumerate(q.docid_vocab.tolist())}
   seen = []
   for chunk in io.iter_dict_chunks(run, max_rows=17, qrels=q):
     vocab = chunk.docid_vocab.tolist()
     assert vocab[-1] == ""  # the uncoded documents' id
+    assert len(set(vocab)) == len(vocab)  # one code per document
+    first = [qrels_order[v] for v in vocab if v in judged]  # judged ones first, in qrels order
+    assert first == sorted(first) and all(v in judged for v in vocab[:len(first)])
     qids = chunk.qid_vocab.tolist()
     seen += qids
     assert len(chunk) >= 17 or qids[-1] == [k for k, v in run.items() if v][-1]

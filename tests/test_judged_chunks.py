@@ -97,11 +97,15 @@ def test_uncoded_documents_are_unjudged_and_tie_with_nothing(tmp_path, monkeypat
   qrels_path, run_path = random_files(tmp_path, 7, levels=200)
   qrels, full = io.read_qrels(qrels_path), io.read_run(run_path)
   judged = set(qrels.docid_vocab.tolist())
+  qrels_order = {v: i for i, v in enumerate(qrels.docid_vocab.tolist())}
   rows = 0
   uncoded_rows = 0
   for chunk in io.iter_judged_run_chunks(run_path, qrels, max_lines=50):
     vocab = chunk.docid_vocab.tolist()
     assert vocab[-1] == "" and "" not in vocab[:-1]
+    assert len(set(vocab)) == len(vocab)  # one code per document
+    first = [qrels_order[v] for v in vocab if v in judged]  # judged ones first, in qrels order
+    assert first == sorted(first) and all(v in judged for v in vocab[:len(first)])
     part = slice(rows, rows + len(chunk))
     rows += len(chunk)
     docs = [full.docid_vocab[c] for c in full.docid_codes[part].tolist()]
