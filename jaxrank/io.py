@@ -1284,7 +1284,7 @@ class _Block:
   number of line ends in the block."""
 
   __slots__ = ("buf", "win", "n", "lines", "q_start", "q_len", "q_hash", "d_start", "d_len",
-               "d_hash", "ints", "floats", "nlines", "nbytes")
+               "d_hash", "ints", "floats", "nlines", "nbytes", "judged")
 
   def tag(self, row: int) -> str:
     """The run tag (6th field) of row ``row``'s line."""
@@ -1536,15 +1536,16 @@ class _Judged:
     return hit, at
 
   def code(self, buf: np.ndarray, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
-           h: np.ndarray, keep: np.ndarray, own: _Vocab) -> np.ndarray:
+           h: np.ndarray, keep: np.ndarray, own: _Vocab,
+           found: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Codes of the ids at ``starts`` of the padded buffer ``buf`` (windows ``win``; as
-    :meth:`rows_of`) that a judged-only reader codes:
+    :meth:`rows_of`, whose result ``found`` is if given) that a judged-only reader codes:
     the judged ones (their qrels code: no table insert) and the others where ``keep`` (``n +``
     their code in ``own``, ``n`` the qrels' number of documents); -1 for the rest. A document
     is judged or not wherever it occurs, so it gets one code. :meth:`vocabulary` makes them
     codes of one :class:`Ids`."""
     codes = np.full(h.size, -1, np.int64)
-    hit, at = self.rows_of(win, starts, lens, h)
+    hit, at = self.rows_of(win, starts, lens, h) if found is None else found
     codes[hit] = at
     keep[hit] = False
     rest = np.flatnonzero(keep)
@@ -1613,8 +1614,10 @@ class _JudgedBuilder(_Builder):
     else:
       self.open_q = int(q_codes[-1])
       self.open_doc, self.open_score = doc_key[carried + last:], score_key[carried + last:]
+    rows, at = b.judged  # found by the reading thread
+    i, j = np.searchsorted(rows, [lo, hi])
     return self.judged.code(b.buf, b.win, b.d_start[lo:hi], b.d_len[lo:hi], b.d_hash[lo:hi],
-                            keep, self.d)
+                            keep, self.d, found=(rows[i:j] - lo, at[i:j]))
 
   def run(self) -> Run:
     if self.d is None:
@@ -1629,16 +1632,19 @@ _PIPELINE = 8 * _BLOCK  # inputs at least this large are split in a second threa
 _AHEAD = 32  # blocks split ahead of the caller (while it evaluates a chunk, say)
 
 
-def _split_blocks(f: Any, name: str, fmt: _Format, *,
-                  threaded: bool) -> Iterator[tuple[_Block, int]]:
+def _split_blocks(f: Any, name: str, fmt: _Format, *, threaded: bool,
+                  judged: _Judged | None = None) -> Iterator[tuple[_Block, int]]:
   """The content's blocks split into rows (:func:`_split_block`), with the number of lines
   before each. ``threaded``: a second thread reads and splits the next block while the caller
   codes this one (NumPy releases the GIL in both, so two cores overlap them); errors reach the
-  caller in order, at the block they belong to."""
+  caller in order, at the block they belong to. ``judged``: the same thread also finds each
+  block's judged documents (``b.judged``, :meth:`_Judged.rows_of`)."""
   def split() -> Iterator[tuple[_Block, int]]:
     line = 0
     for buf, lo, hi in _blocks(f, name, buffers=_AHEAD + 3 if threaded else 1):
       b = _split_block(buf, lo, hi, fmt, name, line)
+      if judged is not None:
+        b.judged = judged.rows_of(b.win, b.d_start, b.d_len, b.d_hash)
       yield b, line
       line += b.nlines
 
@@ -1916,7 +1922,8 @@ def _chunks(f: Any, name: str, close: Any, max_lines: int,
     if close is not None:
       stack.callback(close)
     builder, hint = builder_for(), max_lines
-    blocks = stack.enter_context(contextlib.closing(_split_blocks(f, name, _RUN, threaded=True)))
+    blocks = stack.enter_context(contextlib.closing(_split_blocks(f, name, _RUN, threaded=True,
+                                                                  judged=judged)))
     for b, line in blocks:
       pos = 0
       while pos < b.n:
