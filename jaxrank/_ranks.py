@@ -750,7 +750,7 @@ def slot_count(labels: jax.Array, valid: jax.Array | None,
   n = labels.shape[-1]
   most = None
   if _checks.is_concrete(labels) and (valid is None or _checks.is_concrete(valid)):
-    most, *bad = (int(v) for v in np.asarray(_label_summary(labels, valid)))  # one transfer
+    most, *bad = _summary(labels, valid)
     _checks.raise_label_error("labels", labels, *(bool(v) for v in bad))
   if max_relevant is None:
     return (n if most is None else bucket(most, n)), most is not None
@@ -774,6 +774,22 @@ def _grades(labels, valid):
   """float32 grades (negative ones, only possible under tracing, as 0) and the positive mask."""
   grades = jnp.maximum(labels.astype(jnp.float32), 0.0)
   return grades, grades > 0 if valid is None else (grades > 0) & valid
+
+
+def _summary(labels: jax.Array, valid: jax.Array | None) -> list[int]:
+  """:func:`_label_summary`'s values as ints: on the host for integer or boolean labels of one
+  CPU device (NumPy reads them in place, and its two passes cost a quarter of XLA's
+  multi-output reduction: 5 vs 20 ms at 10,000 x 1,000), else on the device (one transfer)."""
+  if (labels.dtype.kind in "biu" and all(d.platform == "cpu" for d in labels.devices())
+      and len(labels.devices()) == 1 and (valid is None or valid.devices() == labels.devices())):
+    y = np.asarray(labels)
+    positive = y > 0
+    if valid is not None:
+      positive &= np.asarray(valid)
+    most = int(positive.view(np.uint8).sum(-1, dtype=np.int64).max(initial=0))
+    negative = y.dtype.kind == "i" and y.size and int(y.min()) < 0
+    return [most, 0, int(bool(negative)), 0]
+  return [int(v) for v in np.asarray(_label_summary(labels, valid))]  # one transfer
 
 
 @jax.jit
