@@ -1542,8 +1542,8 @@ class _Judged:
     :meth:`rows_of`, whose result ``found`` is if given) that a judged-only reader codes:
     the judged ones (their qrels code: no table insert) and the others where ``keep`` (``n +``
     their code in ``own``, ``n`` the qrels' number of documents); -1 for the rest. A document
-    is judged or not wherever it occurs, so it gets one code. :meth:`vocabulary` makes them
-    codes of one :class:`Ids`."""
+    is judged or not wherever it occurs, so it gets one code. ``keep`` is cleared at the judged
+    rows. :meth:`vocabulary` makes them codes of one :class:`Ids`."""
     codes = np.full(h.size, -1, np.int64)
     hit, at = self.rows_of(win, starts, lens, h) if found is None else found
     codes[hit] = at
@@ -1837,8 +1837,9 @@ def iter_dict_chunks(run: Mapping[str, Mapping[str, float]], *, max_rows: int = 
   With ``qrels``, only the documents trec_eval's measures can tell apart are coded, as in
   :func:`iter_judged_run_chunks`: the judged ones and those whose score (as float32) may tie
   with another of their query (judged ones first in ``docid_vocab``, in the qrels' order); the
-  others share the code of an extra empty id at the end of ``docid_vocab``. A judged id's hash met by another id, or an empty id in the qrels, raises
-  :class:`NeedsFullRead` (convert without ``qrels`` then). Errors name the query and the
+  others share the code of an extra empty id at the end of ``docid_vocab``. A judged id's hash
+  met by another id, or an empty id in the qrels, raises :class:`NeedsFullRead` (convert
+  without ``qrels`` then). Errors name the query and the
   document, as :func:`as_run`'s.
 
   Example:
