@@ -1839,8 +1839,7 @@ def iter_dict_chunks(run: Mapping[str, Mapping[str, float]], *, max_rows: int = 
   with another of their query (judged ones first in ``docid_vocab``, in the qrels' order); the
   others share the code of an extra empty id at the end of ``docid_vocab``. A judged id's hash
   met by another id, or an empty id in the qrels, raises :class:`NeedsFullRead` (convert
-  without ``qrels`` then). Errors name the query and the
-  document, as :func:`as_run`'s.
+  without ``qrels`` then). Errors name the query and the document, as :func:`as_run`'s.
 
   Example:
     >>> from jaxrank import io
