@@ -493,29 +493,58 @@ def _cut_slot_ranks(scores, valid, num_items, slot_ok, slot_index, *, ties, cut,
   values, top_index = lax.optimization_barrier((values, top_index))  # see the keyed path
   suspect = raw_top_k_unsure(values) | jnp.any(values == -jnp.inf)
   return lax.cond(suspect, keyed, lambda: _cut_slot_ranks_plain(
-      scores, values, slot_ok, slot_index, cut=cut, size=size))
+      scores, values, top_index, slot_ok, slot_index, cut=cut, size=size))
 
 
-def _cut_slot_ranks_plain(scores, values, slot_ok, slot_index, *, cut, size):
-  """The cut path from the top ``cut + 1`` float32 ``values`` of lists without NaN, zero or
-  -inf there: T is the cut-th value, a slot scored above T counts the top values above / at or
-  above it, a slot scored T adds the items scored T beyond the top cut, which exist only if the
-  (cut + 1)-th value is T (then one pass over the lists that need it counts them), and a slot
-  scored below T is unranked."""
+def _cut_slot_ranks_plain(scores, values, top_index, slot_ok, slot_index, *, cut, size):
+  """The cut path from the top ``cut + 1`` float32 ``values`` (items ``top_index``) of lists
+  without NaN, zero or -inf there: T is the cut-th value, a slot scored above T counts the top
+  values above / at or above it, a slot scored T adds the items scored T beyond the top cut,
+  which exist only if the (cut + 1)-th value is T (then one pass over the lists that need it
+  counts them), and a slot scored below T is unranked. One slot per item takes
+  :func:`_cut_item_ranks`."""
   top = values[..., :cut]
   top_keys = sort_keys(top, None)
   bound = top_keys[..., -1:]
-  q = sort_keys(jnp.take_along_axis(scores, slot_index, axis=-1), None)
-  above = jnp.sum(top_keys[..., None, :] > q[..., :, None], axis=-1, dtype=jnp.int32)
-  at = jnp.sum(top_keys[..., None, :] >= q[..., :, None], axis=-1, dtype=jnp.int32)
   in_top = jnp.sum(top_keys == bound, axis=-1, dtype=jnp.int32)[..., None]
   straddle = values[..., cut] == values[..., cut - 1]
   tied = lax.cond(jnp.any(straddle), lambda: jnp.sum(
       sort_keys(scores, None) == bound, axis=-1, dtype=jnp.int32)[..., None], lambda: in_top)
+  out = jnp.int32(size + 1)
+  if slot_index.shape[-1] == scores.shape[-1]:  # one slot per item (relevant_slots, m >= n)
+    return _cut_item_ranks(scores, top_keys, top_index[..., :cut], bound, tied, slot_ok, out)
+  q = sort_keys(jnp.take_along_axis(scores, slot_index, axis=-1), None)
+  above = jnp.sum(top_keys[..., None, :] > q[..., :, None], axis=-1, dtype=jnp.int32)
+  at = jnp.sum(top_keys[..., None, :] >= q[..., :, None], axis=-1, dtype=jnp.int32)
   ge = jnp.where(q == bound, above + tied, at)
   ok = slot_ok & (q >= bound)
-  out = jnp.int32(size + 1)
   return jnp.where(ok, above + 1, out), jnp.where(ok, ge, out)
+
+
+def _cut_item_ranks(scores, top_keys, top_index, bound, tied, slot_ok, out):
+  """:func:`_cut_slot_ranks_plain` with one slot per item (under ``jit`` without
+  ``max_relevant``), in O(n + cut^2) per list instead of O(n x cut): an item keyed above the
+  bound T is one of the top ``cut`` (its counts come from the top keys alone and are scattered
+  to it), an item keyed T has lo = (top keys above T) + 1 and hi = that + (items keyed T), and
+  an item keyed below T is unranked."""
+  q = sort_keys(scores, None)
+  above_t = jnp.sum(top_keys > bound, axis=-1, dtype=jnp.int32)[..., None]
+  lo = jnp.where(q == bound, above_t + 1, out)
+  hi = jnp.where(q == bound, above_t + tied, out)
+  above = jnp.sum(top_keys[..., None, :] > top_keys[..., :, None], axis=-1, dtype=jnp.int32)
+  at = jnp.sum(top_keys[..., None, :] >= top_keys[..., :, None], axis=-1, dtype=jnp.int32)
+  lead = scores.shape[:-1]
+  rows = jnp.arange(math.prod(lead), dtype=jnp.int32)[:, None]
+  flat_index = top_index.reshape(-1, top_index.shape[-1])
+
+  def put(into, values):
+    flat = into.reshape(-1, into.shape[-1]).at[rows, flat_index].set(
+        values.reshape(flat_index.shape), unique_indices=True, indices_are_sorted=False)
+    return flat.reshape(into.shape)
+
+  lo = put(lo, above + 1)
+  hi = put(hi, jnp.where(top_keys == bound, above + tied, at))
+  return jnp.where(slot_ok, lo, out), jnp.where(slot_ok, hi, out)
 
 
 def _cut_slot_ranks_keyed(scores, valid, num_items, slot_ok, slot_index, *, ties, cut, size):
@@ -813,8 +842,9 @@ def ranks_of_dense(scores, labels, valid, tie_key, judged=None, *, ties, m, meth
                                   m=m, z=z, method=method, checked=checked)
   _, positive = _grades(labels, valid)
   slot_index, slot_ok = relevant_slots(positive, m)
-  slot_grades = jnp.maximum(jnp.take_along_axis(labels, slot_index, axis=-1).astype(jnp.float32),
-                            0.0)
+  slot_labels = (labels if slot_index.shape[-1] == n  # one slot per item: no gather
+                 else jnp.take_along_axis(labels, slot_index, axis=-1))
+  slot_grades = jnp.maximum(slot_labels.astype(jnp.float32), 0.0)
   slot_grades = jnp.where(slot_ok, slot_grades, 0.0)
   if cut is None:
     lo, hi = _slot_ranks(scores, valid, slot_ok, slot_index, ties=ties, method=method,

@@ -93,16 +93,18 @@ def test_unmasked_float32_cut_gives_the_full_values(seed, levels, cut, dirty):
     np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-7, err_msg=f"{name}@{k}")
   if not dirty:  # the plain path itself gives the bounds the full count gives, where exact
     positive = labels > 0
-    index, ok = _ranks.relevant_slots(positive, N)
-    values = jax.lax.top_k(jnp.asarray(scores), cut + 1)[0]
-    lo, hi = _ranks._cut_slot_ranks_plain(jnp.asarray(scores), values, ok, index, cut=cut,
-                                          size=N)
-    r = jaxrank.from_dense(scores, labels, max_relevant=N)
-    reach = np.asarray(lo) <= N
-    assert reach.any() or cut < 3
-    np.testing.assert_array_equal(np.asarray(lo)[reach], np.asarray(r.lo)[reach])
-    np.testing.assert_array_equal(np.asarray(hi)[reach], np.asarray(r.hi)[reach])
-    assert (np.asarray(r.lo)[~reach & np.asarray(ok)] > cut).all()
+    values, top_index = jax.lax.top_k(jnp.asarray(scores), cut + 1)
+    most = int(jnp.max(jnp.sum(positive, axis=-1)))
+    for m in (N, most):  # one slot per item (_cut_item_ranks), and the relevant slots only
+      index, ok = _ranks.relevant_slots(positive, m)
+      lo, hi = _ranks._cut_slot_ranks_plain(jnp.asarray(scores), values, top_index, ok, index,
+                                            cut=cut, size=N)
+      r = jaxrank.from_dense(scores, labels, max_relevant=m)
+      reach = np.asarray(lo) <= N
+      assert reach.any() or cut < 3
+      np.testing.assert_array_equal(np.asarray(lo)[reach], np.asarray(r.lo)[reach])
+      np.testing.assert_array_equal(np.asarray(hi)[reach], np.asarray(r.hi)[reach])
+      assert (np.asarray(r.lo)[~reach & np.asarray(ok)] > cut).all()
 
 
 def test_ties_straddling_the_cut():
