@@ -1510,11 +1510,10 @@ class _Judged:
     if vocab._table is None:  # the qrels' ids collided: no table to look them up in
       raise NeedsFullRead("the qrels' document ids have equal hashes")
     self.vocab, (self.table, self.bits) = vocab, vocab._table
-    self.hash, self.len, self.woff = vocab._hash, vocab._len, vocab._woff
     self.win = vocab._windows() if vocab._words.size else _windows(np.zeros(_PAD, np.uint8))
     self.filter = np.zeros(1 << (_FILTER_BITS - 3), np.uint8)
-    for lo in range(0, self.hash.size, 1 << 20):  # a slice at a time: temporaries stay small
-      top = self.hash[lo:lo + (1 << 20)] >> np.uint64(64 - _FILTER_BITS)
+    for lo in range(0, len(vocab), 1 << 20):  # a slice at a time: temporaries stay small
+      top = vocab._hash[lo:lo + (1 << 20)] >> np.uint64(64 - _FILTER_BITS)
       np.bitwise_or.at(self.filter, (top >> np.uint64(3)).astype(np.intp),
                        np.left_shift(np.uint8(1), (top & np.uint64(7)).astype(np.uint8)))
 
@@ -1526,11 +1525,12 @@ class _Judged:
     top = h >> np.uint64(64 - _FILTER_BITS)
     maybe = np.flatnonzero((self.filter[(top >> np.uint64(3)).astype(np.intp)] >> (
         top & np.uint64(7)).astype(np.uint8)) & np.uint8(1))
-    at = _lookup(self.table, self.bits, self.hash, h[maybe])
+    v = self.vocab
+    at = _lookup(self.table, self.bits, v._hash, h[maybe])
     found = at >= 0
     hit, at = maybe[found], at[found]
     try:
-      _check_equal(win, starts[hit], lens[hit], self.win, 8 * self.woff[at], self.len[at])
+      _check_equal(win, starts[hit], lens[hit], self.win, 8 * v._woff[at], v._len[at])
     except _Collision:
       raise NeedsFullRead("a document id's hash equals a judged one's") from None
     return hit, at
