@@ -36,7 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxrank
-from jaxrank import _beyond
+from jaxrank._core import beyond as _beyond
 
 
 def version(name: str) -> str:

@@ -26,11 +26,12 @@ from jaxrank import cli as _cli  # imports the standard library only
 
 _cli.exit_on_interrupt_if_command()
 
-from jaxrank._evaluate import evaluate, mean, parse_metric
-from jaxrank._formulas import log2_discount
-from jaxrank import _metrics, _table
-from jaxrank._metrics import *  # noqa: F403 - one function per record of the metric table
-from jaxrank._ranks import Ranks, from_candidates, from_dense, from_ranked_ids, from_sparse
+from jaxrank._core.evaluate import evaluate, mean, parse_metric
+from jaxrank._core.formulas import log2_discount
+from jaxrank._core import metrics as _metrics
+from jaxrank._core import table as _table
+from jaxrank._core.metrics import *  # noqa: F403 - one function per record of the metric table
+from jaxrank._core.ranks import Ranks, from_candidates, from_dense, from_ranked_ids, from_sparse
 
 __version__ = "0.1.0"
 
@@ -47,7 +48,7 @@ __all__ = list(_table.NAMES) + [
 ]
 
 # Differentiable (soft) metrics and soft rank/sort operators.
-from jaxrank._soft import (  # noqa: E402
+from jaxrank._soft.metrics import (  # noqa: E402
     as_loss,
     soft_average_precision,
     soft_average_precision_loss,
@@ -60,7 +61,7 @@ from jaxrank._soft import (  # noqa: E402
     soft_reciprocal_rank,
     soft_reciprocal_rank_loss,
 )
-from jaxrank._softrank import (  # noqa: E402
+from jaxrank._soft.operators import (  # noqa: E402
     fast_soft_rank,
     fast_soft_sort,
     neural_sort,
@@ -89,7 +90,7 @@ __all__ += [
 
 # Beyond-accuracy metrics (coverage, diversity, novelty, popularity bias) and link prediction.
 from jaxrank import linkpred  # noqa: E402
-from jaxrank._beyond import (  # noqa: E402
+from jaxrank._core.beyond import (  # noqa: E402
     average_recommendation_popularity,
     coverage,
     gini,

@@ -68,8 +68,12 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from jaxrank import _checks, _evaluate, _options, _ranks, _table
-from jaxrank._ranks import Ranks
+from jaxrank._core import checks as _checks
+from jaxrank._core import evaluate as _evaluate
+from jaxrank._core import options as _options
+from jaxrank._core import ranks as _ranks
+from jaxrank._core import table as _table
+from jaxrank._core.ranks import Ranks
 
 __all__ = ["Result", "default_block_sizes", "dot", "evaluate", "pad_csr", "ranks"]
 

@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from jaxrank import _checks, stats
+from jaxrank import stats
+from jaxrank._core import checks as _checks
 
 if TYPE_CHECKING:  # matplotlib is optional and imported only when a plot is drawn
   import matplotlib.figure
@@ -584,7 +585,7 @@ def plot_summary(report: Report, path: str | os.PathLike | None = None, *,
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
   """Registers ``jaxrank compare`` on the ``jaxrank`` command's subparsers."""
-  from jaxrank import _trec
+  from jaxrank._trec import evaluate as _trec
   p = subparsers.add_parser(
       "compare", help="compare runs on the same queries, with significance tests",
       description="Evaluate several runs against one qrels file and compare them: one row per "

@@ -46,8 +46,11 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from jaxrank import _checks, _evaluate, _formulas, _table
-from jaxrank._ranks import Ranks, as_scores, from_candidates
+from jaxrank._core import checks as _checks
+from jaxrank._core import evaluate as _evaluate
+from jaxrank._core import formulas as _formulas
+from jaxrank._core import table as _table
+from jaxrank._core.ranks import Ranks, as_scores, from_candidates
 
 TIES = ("realistic", "average", "optimistic", "pessimistic")
 NUM_OPTIONS = ("all", "finite")

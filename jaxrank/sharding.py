@@ -32,8 +32,9 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 from jax.typing import ArrayLike
 
-from jaxrank import _checks, _ranks
-from jaxrank._ranks import Ranks
+from jaxrank._core import checks as _checks
+from jaxrank._core import ranks as _ranks
+from jaxrank._core.ranks import Ranks
 
 __all__ = ["from_sparse_sharded", "pad_lists"]
 

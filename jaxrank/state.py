@@ -38,9 +38,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxrank import _checks, _evaluate, _options
-from jaxrank._formulas import Options
-from jaxrank._ranks import Ranks
+from jaxrank._core import checks as _checks
+from jaxrank._core import evaluate as _evaluate
+from jaxrank._core import options as _options
+from jaxrank._core.formulas import Options
+from jaxrank._core.ranks import Ranks
 
 __all__ = ["HostMetricState", "MetricState"]
 

@@ -1,6 +1,7 @@
 """The tests' view of the metric table: metric names and the options each metric takes."""
 
-from jaxrank import _metrics, _table
+from jaxrank._core import metrics as _metrics
+from jaxrank._core import table as _table
 
 NAMES = list(_table.NAMES)
 # Metrics whose larger values are better (mean_rank is a rank; rbp_residual an uncertainty).

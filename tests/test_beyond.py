@@ -289,7 +289,7 @@ def test_jit_and_vmap():
 def test_no_recompilation_for_new_values():
   _, lists, emb = random_lists(5)
   jaxrank.intra_list_diversity(lists, emb)
-  from jaxrank import _beyond
+  from jaxrank._core import beyond as _beyond
   before = _beyond._diversity._cache_size()
   jaxrank.intra_list_diversity(lists[::-1].copy(), emb * 2)
   assert _beyond._diversity._cache_size() == before

@@ -10,7 +10,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from jaxrank import _chunked, _trec, cli, io
+from jaxrank import cli, io
+from jaxrank._trec import chunked as _chunked
+from jaxrank._trec import evaluate as _trec
 
 DATA = Path(__file__).parent / "data" / "trec_eval"
 

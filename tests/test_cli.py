@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from jaxrank import _trec, cli
+from jaxrank import cli
+from jaxrank._trec import evaluate as _trec
 
 
 def run_cli(capsys, *args):

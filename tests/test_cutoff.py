@@ -1,6 +1,6 @@
 """The cut path: metrics that all have a cutoff read ranks exact only within the largest one.
 
-``jaxrank._ranks.ranks_of_dense(..., cut=K)`` marks every slot that cannot reach the top ``K`` as
+``jaxrank._core.ranks.ranks_of_dense(..., cut=K)`` marks every slot that cannot reach the top ``K`` as
 unranked; every formula at a cutoff ``k <= K`` must give exactly the value of the full ranks.
 The internal kernel is compared with the full count on small integer scores with heavy ties,
 NaN, -inf and padding, for every score dtype the cut path takes and every tie policy; the public
@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxrank
-from jaxrank import _evaluate, _ranks
+from jaxrank._core import evaluate as _evaluate
+from jaxrank._core import ranks as _ranks
 
 NAMES = ["precision", "recall", "fbeta", "hit_rate", "reciprocal_rank", "average_precision",
          "average_recall", "dcg", "ndcg", "r_precision", "mean_rank"]

@@ -319,7 +319,7 @@ def test_int_positives_against_float32_candidates_stay_exact():
 def test_host_label_summary_equals_the_device_one(dtype, masked, shape):
   # Integer and boolean labels on the CPU are counted and checked by NumPy in place
   # (_ranks._summary); everything else by the jitted reduction. Both must say the same.
-  from jaxrank import _ranks
+  from jaxrank._core import ranks as _ranks
   rng = np.random.default_rng(len(shape) + shape[-1])
   labels = rng.integers(-1 if np.issubdtype(dtype, np.signedinteger) else 0, 3, shape)
   valid = jnp.asarray(rng.random(shape) < 0.7) if masked else None

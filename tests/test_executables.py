@@ -1,4 +1,4 @@
-"""jaxrank._executables: the command's evaluation kernels kept on disk as XLA executables, keyed
+"""jaxrank._host.executables: the command's evaluation kernels kept on disk as XLA executables, keyed
 by everything that shapes them, loaded without tracing; never a stale or a failed kernel."""
 
 import functools
@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxrank import _executables
+from jaxrank._host import executables as _executables
 
 
 @functools.partial(jax.jit, static_argnames=("scale",))

@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 import jaxrank
-from jaxrank import _irnames, _table, cli
+from jaxrank import cli
+from jaxrank._core import irnames as _irnames
+from jaxrank._core import table as _table
 from jaxrank import numpy as jrn
 
 ir_measures = pytest.importorskip("ir_measures")

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxrank import _trec, cli, io
+from jaxrank import cli, io
+from jaxrank._trec import evaluate as _trec
 from jaxrank import numpy as jrn
 
 QRELS = "q1 0 a 1\nq1 0 b 0\nq1 0 c 2\nq2 0 x 1\n"

@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxrank
-from jaxrank import _formulas
-from jaxrank._ranks import Ranks
+from jaxrank._core import formulas as _formulas
+from jaxrank._core.ranks import Ranks
 
 MiB = 2**20
 POLICIES = ["optimistic", "pessimistic"]

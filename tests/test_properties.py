@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxrank
-from jaxrank import _table
+from jaxrank._core import table as _table
 from metric_table import HIGHER_IS_BETTER, NAMES, options_for
 
 # bpref and infap take no cutoff (and infap is NaN for tied relevant items under average ties):

@@ -1,4 +1,4 @@
-"""The public signatures whose option parameters are derived from :mod:`jaxrank._options`.
+"""The public signatures whose option parameters are derived from :mod:`jaxrank._core.options`.
 
 The expected parameter lists are written down here (as they were before the options were
 derived), so a change of the option table that would change a public signature, a default, an
@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 import jaxrank
-from jaxrank import _options, _table, catalog, state
+from jaxrank import catalog, state
+from jaxrank._core import options as _options
+from jaxrank._core import table as _table
 from jaxrank import numpy as jrn
 
 # The option parameters most public functions share, written down (not read from _options).
@@ -171,7 +173,7 @@ def test_soft_signature_is_unchanged(name):
 
 def test_option_parameters_are_the_declared_ones():
   # Every option parameter has the default and annotation of its one declaration in
-  # jaxrank._options, but evaluate_run's own ties ("trec") and integer threshold.
+  # jaxrank._core.options, but evaluate_run's own ties ("trec") and integer threshold.
   own = {("numpy.evaluate_run", "ties"), ("numpy.evaluate_run", "threshold")}
   for name, fn in {**FUNCTIONS, **SOFT_FUNCTIONS}.items():
     for p in inspect.signature(fn).parameters.values():

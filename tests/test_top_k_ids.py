@@ -186,7 +186,7 @@ def test_no_recompilation_for_new_values():
   jaxrank.top_k_ids(s, 5)
   with jax.log_compiles():
     pass
-  before = jaxrank._beyond._top_k_ids._cache_size()
+  before = jaxrank._core.beyond._top_k_ids._cache_size()
   jaxrank.top_k_ids(s + 1, 5)
   jaxrank.top_k_ids(s.at[0, 0].set(jnp.nan), 5)  # the fallback is a cond, not a new trace
-  assert jaxrank._beyond._top_k_ids._cache_size() == before
+  assert jaxrank._core.beyond._top_k_ids._cache_size() == before

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxrank import _trec, cli
+from jaxrank import cli
+from jaxrank._trec import evaluate as _trec
 
 DATA = Path(__file__).resolve().parent / "data" / "trec_eval"
 

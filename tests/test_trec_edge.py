@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxrank import _hostrank, _trec, cli, io
+from jaxrank import cli, io
+from jaxrank._host import ranker as _hostrank
+from jaxrank._trec import evaluate as _trec
 from jaxrank import numpy as jrn
 from test_cli import run_cli, write
 

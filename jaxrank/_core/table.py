@@ -1,15 +1,15 @@
 """The metric table: one record per exact metric, from which every layer is derived.
 
 A :class:`Metric` record carries the metric's name, its formula on the rank core
-(:mod:`jaxrank._formulas`), the formula options it reads (:mod:`jaxrank._options`), its aliases
+(:mod:`jaxrank._core.formulas`), the formula options it reads (:mod:`jaxrank._core.options`), its aliases
 for :func:`jaxrank.evaluate`, its soft counterpart, its trec_eval, ir_measures and
 link-prediction names, and its docstring (math and a runnable example). From :data:`METRICS`:
 
-* :mod:`jaxrank._metrics` builds the public functions, with exact signatures (only the options
+* :mod:`jaxrank._core.metrics` builds the public functions, with exact signatures (only the options
   the metric reads) and these docstrings;
-* :mod:`jaxrank._evaluate` parses metric names (:data:`ALIASES`);
-* :mod:`jaxrank._formulas` dispatches (``FORMULAS``), :mod:`jaxrank._soft` checks its soft
-  functions against ``soft``, :mod:`jaxrank._trec` maps trec_eval measures to formulas
+* :mod:`jaxrank._core.evaluate` parses metric names (:data:`ALIASES`);
+* :mod:`jaxrank._core.formulas` dispatches (``FORMULAS``), :mod:`jaxrank._soft.metrics` checks its soft
+  functions against ``soft``, :mod:`jaxrank._trec.evaluate` maps trec_eval measures to formulas
   (:data:`TREC`) and :mod:`jaxrank.linkpred` its metric names (:data:`LINKPRED`);
 * the tests read :data:`NAMES` for their metric lists.
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from jaxrank import _formulas
+from jaxrank._core import formulas as _formulas
 
 
 @dataclasses.dataclass(frozen=True)
@@ -309,7 +309,7 @@ TREC = {measure: m.name for m in _RECORDS for measure in m.trec}
 # jaxrank.linkpred's metric names -> the metric computing them.
 LINKPRED = {m.linkpred: m.name for m in _RECORDS if m.linkpred}
 SOFT = {m.soft: m.name for m in _RECORDS if m.soft}
-# The formulas' registry (what jaxrank._evaluate.compute_ranks dispatches on) is this table's.
+# The formulas' registry (what jaxrank._core.evaluate.compute_ranks dispatches on) is this table's.
 _formulas.FORMULAS.clear()
 _formulas.FORMULAS.update({m.name: m.formula for m in _RECORDS})
 

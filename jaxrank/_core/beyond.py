@@ -22,7 +22,8 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from jaxrank import _checks, _ranks
+from jaxrank._core import checks as _checks
+from jaxrank._core import ranks as _ranks
 
 __all__ = [
     "average_recommendation_popularity", "coverage", "gini", "intra_list_diversity",

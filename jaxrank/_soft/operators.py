@@ -37,7 +37,8 @@ import jax.numpy as jnp
 from jax import lax
 from jax.typing import ArrayLike
 
-from jaxrank import _checks, _ranks
+from jaxrank._core import checks as _checks
+from jaxrank._core import ranks as _ranks
 
 OPERATORS = ("sigmoid", "neuralsort", "softsort", "fast_l2", "fast_kl")
 _ROW_CHUNK = 128  # rows of a relaxed permutation matrix held at once

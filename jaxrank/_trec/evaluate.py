@@ -25,9 +25,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from jaxrank import _checks, _evaluate, _hostrank, _ranks, _table
-from jaxrank import _trec_measures as calc
-from jaxrank._trec_measures import NOT_IN_QRELS, RECALL_LEVELS, UNJUDGED
+from jaxrank._core import checks as _checks
+from jaxrank._core import evaluate as _evaluate
+from jaxrank._host import ranker as _hostrank
+from jaxrank._core import ranks as _ranks
+from jaxrank._core import table as _table
+from jaxrank._trec import measures as calc
+from jaxrank._trec.measures import NOT_IN_QRELS, RECALL_LEVELS, UNJUDGED
 from jaxrank.io import Qrels, Run
 
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -42,7 +46,7 @@ SINGLE = ("beta", "length", "coeffs")  # parameter kinds that are one setting, n
 class Measure:
   """One trec_eval measure: how its parameters read and where its value comes from.
 
-  ``host`` is its calculation on a block of queries' grades (see :mod:`jaxrank._trec_measures`):
+  ``host`` is its calculation on a block of queries' grades (see :mod:`jaxrank._trec.measures`):
   ``host(block, params)`` returns one array of per-query values per printed name. A measure the
   rank core computes (``core``, from the metric table) reads the core's values unless it names
   its own; ``runid`` and ``num_q`` have none (their summary is the run's tag, the query count).
@@ -418,7 +422,7 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
     complete: evaluate every qrels query, absent ones scoring 0 (trec_eval ``-c``).
     threshold: relevant means grade >= threshold (trec_eval ``-l``); NDCG ignores it.
     core_specs, options: extra rank-core metrics ``(name, k)`` (jaxrank's names) and the
-      :class:`~jaxrank._formulas.Options` they use; their values are in ``Result.core``.
+      :class:`~jaxrank._core.formulas.Options` they use; their values are in ``Result.core``.
     sources: how error messages name the run and the qrels (e.g. their file names).
     unique_docs: the caller knows no query lists a document twice (a run from a dict), so
       that check is skipped.
@@ -426,7 +430,7 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
       them and none ties (:func:`jaxrank.io.iter_judged_run_chunks`, which also checked that no
       query lists a document twice).
     shapes: the kernel's padded shapes of earlier calls, shared by the calls on the chunks of
-      one run (see :func:`jaxrank._hostrank.score_ranks`).
+      one run (see :func:`jaxrank._host.ranker.score_ranks`).
   """
   if ties not in TIES:
     raise ValueError(f"ties must be one of {list(TIES)}, got {ties!r}")
@@ -613,7 +617,7 @@ def _core_values(specs: tuple, queries: _Queries, ranked: _Ranked, item_of_j: np
                  progress: Callable[[int, int], None] | None,
                  shapes: list | None = None) -> dict[tuple, np.ndarray]:
   """The rank core's values ``(metric, k) -> [queries]`` of ``specs``, by
-  :func:`jaxrank._hostrank.score_ranks`. A query's catalog: its retrieved documents, then its
+  :func:`jaxrank._host.ranker.score_ranks`. A query's catalog: its retrieved documents, then its
   unretrieved relevant ones (unranked, so they count in R and in the ideal DCG); the metrics
   that read judged non-relevant items (bpref, infap, judged) also get those."""
   nq = queries.nq
@@ -650,7 +654,7 @@ def _host_values(requests: Sequence[Request], queries: _Queries, ranked: _Ranked
   ``values_of(request)`` (one array per printed name, for :func:`summarize`).
 
   The calculations read the grades in rank order ``G[query, rank]``, built a block of queries at
-  a time (:func:`jaxrank._hostrank.spans`) so that one long query does not pad every other one
+  a time (:func:`jaxrank._host.ranker.spans`) so that one long query does not pad every other one
   to its length; the blocks' values are concatenated.
   """
   nq, jq, jrel = queries.nq, queries.jq, queries.jrel

@@ -1,6 +1,6 @@
 """Metric formulas on the rank core, exact in expectation over the orders of tied scores.
 
-Each formula reads a :class:`~jaxrank._ranks.Ranks` and returns ``(value, empty)`` per list.
+Each formula reads a :class:`~jaxrank._core.ranks.Ranks` and returns ``(value, empty)`` per list.
 With ``ties="average"`` a relevant item in a tie group ``[lo, hi]`` of size ``g = hi - lo + 1``
 holding ``r_g`` relevant items sits at each position of the group with probability ``1/g``, and each
 other relevant item of its group is ahead of it with probability ``(y - 1)/(g - 1)`` when it sits at
@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxrank._ranks import Ranks
+from jaxrank._core.ranks import Ranks
 
 
 def _float():
@@ -590,7 +590,7 @@ def rbp_residual(r, k, o):
 
 # ----------------------------------------------------------------------------------------------
 # Judgment-based metrics: they tell judged non-relevant items from unjudged ones
-# (jaxrank._ranks.Judgments; Ranks.judged None: every ranked item is judged).
+# (jaxrank._core.ranks.Judgments; Ranks.judged None: every ranked item is judged).
 
 
 def _below(keys: jax.Array, mask: jax.Array, queries: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -607,7 +607,7 @@ def judged_counts(r: Ranks, o: Options) -> dict[str, jax.Array]:
   ``nonrel``/``nonrel_tied``: judged non-relevant items (grade 0, or a positive grade below
   ``threshold``) in strictly earlier groups / in its own group; ``pooled``/``pooled_tied``: the
   same for items in the pool but unjudged. Per list: ``judged_nonrel`` (N, ranked or not) and
-  ``num_rel`` (R, ranked or not). Without :class:`~jaxrank._ranks.Judgments` every ranked item
+  ``num_rel`` (R, ranked or not). Without :class:`~jaxrank._core.ranks.Judgments` every ranked item
   is judged: the non-relevant items above a slot are all its items above minus the relevant ones.
   """
   rel = relevant(r, o)
@@ -717,7 +717,7 @@ def judged(r, k, o):
 
 
 # name -> formula, the registry compute_ranks dispatches on; filled from the metric table
-# (jaxrank._table, one record per metric), which every layer reads.
+# (jaxrank._core.table, one record per metric), which every layer reads.
 FORMULAS: dict[str, Callable] = {}
 
 

@@ -1,9 +1,9 @@
-"""The public metric functions: one per record of the metric table (:mod:`jaxrank._table`).
+"""The public metric functions: one per record of the metric table (:mod:`jaxrank._core.table`).
 
 Every function takes dense ``scores [..., n]`` and ``labels [..., n]`` (or a :class:`jaxrank.Ranks`
 from any input form) and returns one value per list, shaped like the leading dimensions. Its
 keyword-only options are exactly those the metric reads (``inspect.signature`` shows them), each
-declared once in :mod:`jaxrank._options`; any other option is a ``TypeError`` naming the metric
+declared once in :mod:`jaxrank._core.options`; any other option is a ``TypeError`` naming the metric
 and the option. :func:`jaxrank.evaluate` takes every option and applies each to the metrics that
 read it.
 
@@ -22,12 +22,15 @@ from typing import Any
 
 import jax
 
-from jaxrank import _checks, _evaluate, _options, _table
-from jaxrank._options import OPTIONS
+from jaxrank._core import checks as _checks
+from jaxrank._core import evaluate as _evaluate
+from jaxrank._core import options as _options
+from jaxrank._core import table as _table
+from jaxrank._core.options import OPTIONS
 
 
 def accepted(metric: _table.Metric) -> tuple[str, ...]:
-  """The options a metric's function takes, in the order of :data:`jaxrank._options.OPTIONS`."""
+  """The options a metric's function takes, in the order of :data:`jaxrank._core.options.OPTIONS`."""
   return tuple(name for name in OPTIONS if name in _options.COMMON or name in metric.options)
 
 

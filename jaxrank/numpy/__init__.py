@@ -33,8 +33,15 @@ import jax
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jaxrank import (_checks, _chunked, _evaluate, _hostrank, _irnames, _options, _ranks,
-                     _trec, io)
+from jaxrank import io
+from jaxrank._core import checks as _checks
+from jaxrank._trec import chunked as _chunked
+from jaxrank._core import evaluate as _evaluate
+from jaxrank._host import ranker as _hostrank
+from jaxrank._core import irnames as _irnames
+from jaxrank._core import options as _options
+from jaxrank._core import ranks as _ranks
+from jaxrank._trec import evaluate as _trec
 
 __all__ = ["DEFAULT_METRICS", "evaluate", "evaluate_ranked", "evaluate_run"]
 
@@ -109,7 +116,7 @@ _MIN_ITEMS_PER_CALL = 1 << 12  # small calls are padded up to this: few distinct
 
 
 def _pow2(x: np.ndarray, minimum: int) -> np.ndarray:
-  """Elementwise :func:`jaxrank._hostrank.bucket`: the next power of two >= ``max(x, minimum)``."""
+  """Elementwise :func:`jaxrank._host.ranker.bucket`: the next power of two >= ``max(x, minimum)``."""
   x = np.maximum(np.asarray(x, np.int64), minimum)
   return np.left_shift(1, np.frexp(x - 1)[1]).astype(np.int64)
 
@@ -240,7 +247,7 @@ def _host_ranks(lists, s, rel, grade, ties: str) -> tuple[np.ndarray, np.ndarray
   between them), so :math:`lo - 1 = |\{j: s_j > s_i\}|` and :math:`hi = |\{j: s_j \ge s_i\}|`
   are sums of one histogram over (list, code) pairs: dense when it is small, else over the
   relevant pairs only. ``ties`` other than ``"average"`` resolve each tie group as the kernel
-  and :func:`jaxrank._formulas.positions` do (input order; or relevant items first, higher
+  and :func:`jaxrank._core.formulas.positions` do (input order; or relevant items first, higher
   grades first; or last, lower grades first), returning ``lo == hi``.
   """
   at = np.flatnonzero(rel)
@@ -289,7 +296,7 @@ def _host_ranks(lists, s, rel, grade, ties: str) -> tuple[np.ndarray, np.ndarray
 
 def _slot_values(num_items, slot_list, lo, hi, grade, *, resolved: bool, specs, options):
   """Metrics of lists from the ranks of their relevant items (``lo <= 0``: not retrieved), by
-  the trec path's scorer (:func:`jaxrank._hostrank.score_ranks`: canonical slot order, float64)."""
+  the trec path's scorer (:func:`jaxrank._host.ranker.score_ranks`: canonical slot order, float64)."""
   num_items = np.asarray(num_items, np.int64)
   return list(_hostrank.score_ranks(num_items.size, num_items, num_items, slot_list,
                                 np.maximum(lo, 0), np.maximum(hi, 0), grade, specs, options,

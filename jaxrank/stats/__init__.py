@@ -51,7 +51,7 @@ import numpy as np
 from jax.scipy import special as jsp
 from numpy.typing import ArrayLike
 
-from jaxrank import _checks
+from jaxrank._core import checks as _checks
 
 __all__ = [
     "ALTERNATIVES", "CI_METHODS", "CORRECTIONS", "MISSING", "PVALUES", "TESTS", "Interval",

@@ -1,7 +1,7 @@
 """Every metric option, declared once: its default, its type, its check and its documentation.
 
-The public metric functions' signatures (:mod:`jaxrank._metrics`), :func:`jaxrank.evaluate`'s
-option check and :func:`make_options` (the hashable :class:`~jaxrank._formulas.Options` the
+The public metric functions' signatures (:mod:`jaxrank._core.metrics`), :func:`jaxrank.evaluate`'s
+option check and :func:`make_options` (the hashable :class:`~jaxrank._core.formulas.Options` the
 formulas read) are all derived from :data:`OPTIONS`. An option is of one of two kinds:
 
 * ``"formula"``: read by some formulas; stored in ``Options`` and checked here;
@@ -9,7 +9,7 @@ formulas read) are all derived from :data:`OPTIONS`. An option is of one of two 
   ``method``; ``judged`` only by the judgment-based metrics, which name it); checked by the rank
   core's constructors.
 
-Each metric of :mod:`jaxrank._table` names the formula options it reads; ``ties`` and ``empty``
+Each metric of :mod:`jaxrank._core.table` names the formula options it reads; ``ties`` and ``empty``
 concern every metric and are never named there.
 
 A third kind, ``"soft"``, is read by the soft metrics only (:data:`SOFT_OPTIONS`:
@@ -40,8 +40,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxrank import _checks, _formulas, _ranks, _softrank
-from jaxrank._formulas import Options
+from jaxrank._core import checks as _checks
+from jaxrank._core import formulas as _formulas
+from jaxrank._core import ranks as _ranks
+from jaxrank._soft import operators as _softrank
+from jaxrank._core.formulas import Options
 
 
 @dataclasses.dataclass(frozen=True)

@@ -11,7 +11,7 @@ characters and 4 decimals; ``-q`` prints every query before the ``all`` lines. E
 line, ``jaxrank: error: ...``, to stderr and exit non-zero; nothing is printed to stdout unless the
 whole evaluation succeeded. QRELS or RUN may be ``-`` (standard input, not both) and either may
 be gzip-compressed. ``--chunk-lines N`` reads and evaluates the run about N lines (whole queries)
-at a time, in memory bounded by N, with the whole file's output (:mod:`jaxrank._chunked`); a run
+at a time, in memory bounded by N, with the whole file's output (:mod:`jaxrank._trec.chunked`); a run
 file of :data:`AUTO_CHUNK_BYTES` or more is evaluated so by default, a million lines at a time
 (faster, in a third of the memory), and read whole after all if its queries' lines are not
 together.
@@ -165,7 +165,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-  from jaxrank import _trec, compare
+  from jaxrank import compare
+  from jaxrank._trec import evaluate as _trec
 
   top = _Parser(prog="jaxrank", description="Ranking evaluation on jaxrank's rank core.")
   sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -244,7 +245,7 @@ def cache_dir(environ=None) -> str | None:
 def _use_compilation_cache(path: str | None) -> bool:
   """Points JAX's persistent compilation cache at ``path`` (every kernel, however quick to
   compile), and keeps the evaluation kernels' executables in ``path/executables``
-  (:mod:`jaxrank._executables`); a second ``jaxrank evaluate`` of the same shapes then loads
+  (:mod:`jaxrank._host.executables`); a second ``jaxrank evaluate`` of the same shapes then loads
   instead of tracing and compiling. Entries are written atomically, so concurrent commands share
   the directory safely."""
   if path is None:
@@ -260,7 +261,7 @@ def _use_compilation_cache(path: str | None) -> bool:
   jax.config.update("jax_compilation_cache_dir", path)
   jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
   jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-  from jaxrank import _executables  # the evaluation kernels, loaded without tracing
+  from jaxrank._host import executables as _executables  # the evaluation kernels, loaded without tracing
 
   _executables.use_directory(os.path.join(path, "executables"))
   return True
@@ -338,7 +339,9 @@ def _file_size(path: str) -> int:
 
 def evaluate_command(args: argparse.Namespace) -> str:
   """Runs ``jaxrank evaluate`` and returns the complete output text."""
-  from jaxrank import _irnames, _trec, io
+  from jaxrank import io
+  from jaxrank._core import irnames as _irnames
+  from jaxrank._trec import evaluate as _trec
 
   if args.example:
     if args.qrels or args.run:
@@ -371,7 +374,7 @@ def evaluate_command(args: argparse.Namespace) -> str:
     auto = args.chunk_lines is None and not names and size >= AUTO_CHUNK_BYTES
     result = None
     if args.chunk_lines or auto:
-      from jaxrank import _chunked
+      from jaxrank._trec import chunked as _chunked
 
       def in_chunks(read, **more):
         return _chunked.evaluate_chunks(

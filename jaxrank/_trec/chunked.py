@@ -2,7 +2,7 @@
 
 :func:`evaluate_chunks` takes the run as chunks of whole queries
 (:func:`jaxrank.io.iter_run_chunks`) and evaluates each against the judgments of its own queries
-with :func:`jaxrank._trec.evaluate_run`. A query's values depend on its own documents and
+with :func:`jaxrank._trec.evaluate.evaluate_run`. A query's values depend on its own documents and
 judgments only (its rank order, its R, its ideal DCG), so each chunk gives its queries' values;
 what the chunks cannot give alone is combined here, the way the whole-file evaluation does it:
 
@@ -20,7 +20,7 @@ what the chunks cannot give alone is combined here, the way the whole-file evalu
 
 Memory holds the qrels, one chunk of the run and a few numbers per query; time is the whole
 file's (each chunk is evaluated on the judgments of its queries only, and the compiled kernels
-are shared between chunks). One limit, from :mod:`jaxrank._trec`: a few values (``11pt_avg``'s
+are shared between chunks). One limit, from :mod:`jaxrank._trec.evaluate`: a few values (``11pt_avg``'s
 mean over levels, the kernel's sums for ``ndcg_cut``) are rounded differently depending on the
 padded shape of the batch of queries they are computed in, so a per-query value can differ from
 the whole file's in its last bit; trec_eval's 4 decimals do not show it (outside an exact
@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from jaxrank import _trec
+from jaxrank._trec import evaluate as _trec
 from jaxrank.io import Ids, Qrels, Run
 
 __all__ = ["evaluate_chunks"]
@@ -94,7 +94,7 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[_tre
                     uncoded: bool = False, unique_docs: bool = False,
                     options=None) -> _trec.Result:
   """Evaluates a run given as chunks of whole queries; the result of
-  :func:`jaxrank._trec.evaluate_run` on the whole run (see the module docstring).
+  :func:`jaxrank._trec.evaluate.evaluate_run` on the whole run (see the module docstring).
 
   .. math::
 
@@ -106,12 +106,12 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[_tre
     chunks: the run as :class:`~jaxrank.io.Run` s holding whole queries (a query in one chunk
       only), e.g. ``io.iter_run_chunks(path)``; the last one's ``tag`` is the ``runid``.
     qrels, requests, ties, float32, max_docs, complete, threshold, sources: as
-      :func:`jaxrank._trec.evaluate_run`.
+      :func:`jaxrank._trec.evaluate.evaluate_run`.
     progress: called after each chunk with the number of run lines evaluated so far.
     uncoded: the chunks come from :func:`jaxrank.io.iter_judged_run_chunks` or
       :func:`jaxrank.io.iter_dict_chunks` with qrels (the last id of each one's ``docid_vocab``
       stands for the documents it did not code).
-    unique_docs, options: as :func:`jaxrank._trec.evaluate_run` (the chunks of a dict,
+    unique_docs, options: as :func:`jaxrank._trec.evaluate.evaluate_run` (the chunks of a dict,
       :func:`jaxrank.io.iter_dict_chunks`, list no document twice).
 
   Example:
@@ -166,8 +166,8 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[_tre
 
 def _combine(parts: list[tuple[np.ndarray, _trec.Result]], requests: Sequence[_trec.Request],
              qrels: Qrels, tag: str, complete: bool) -> _trec.Result:
-  """One :class:`~jaxrank._trec.Result` from the chunks' results: queries in strcmp order, then
-  the ``all`` lines as :func:`jaxrank._trec.evaluate_run` computes them."""
+  """One :class:`~jaxrank._trec.evaluate.Result` from the chunks' results: queries in strcmp order, then
+  the ``all`` lines as :func:`jaxrank._trec.evaluate.evaluate_run` computes them."""
   codes = np.concatenate([c for c, _ in parts])
   order = np.argsort(qrels.qid_vocab.byte_rank()[codes], kind="stable")
   qids = [q for _, r in parts for q in r.qids]

@@ -12,9 +12,14 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxrank import _checks, _formulas, _irnames, _options, _ranks, _table
-from jaxrank._formulas import Options
-from jaxrank._ranks import Ranks
+from jaxrank._core import checks as _checks
+from jaxrank._core import formulas as _formulas
+from jaxrank._core import irnames as _irnames
+from jaxrank._core import options as _options
+from jaxrank._core import ranks as _ranks
+from jaxrank._core import table as _table
+from jaxrank._core.formulas import Options
+from jaxrank._core.ranks import Ranks
 
 # evaluate's names, from the metric table (one record per metric): aliases -> metric names.
 ALIASES = _table.ALIASES
@@ -52,7 +57,7 @@ def resolve(name: str, where: str = "jaxrank.evaluate"):
   """``(spec, options, gains)`` of one of :func:`evaluate`'s names: jaxrank's (``"ndcg@10"``,
   ``"map"``; no options of their own) or ir_measures' (``"P(rel=2)@5"``,
   ``"nDCG(gains={0:0,1:1,2:3})@10"``: the options and the grade map written in the name, see
-  :mod:`jaxrank._irnames`).
+  :mod:`jaxrank._core.irnames`).
 
   Example:
     >>> from jaxrank import _evaluate
@@ -80,7 +85,7 @@ def metric_list(metrics: Any) -> list[str]:
   return metrics
 
 
-# Every option is declared and checked once, in jaxrank._options.
+# Every option is declared and checked once, in jaxrank._core.options.
 make_options = _options.make_options
 probe = _options.probe
 
@@ -149,8 +154,8 @@ def compute(scores, labels, specs, options, *, where=None, tie_key=None, max_rel
   """The metrics ``specs`` of a :class:`Ranks` or of dense ``(scores, labels)``.
 
   On dense input the ranks never leave this function, so they may be cut at the largest cutoff
-  (:func:`cutoff`, :func:`jaxrank._ranks.dense_ranks`). ``judged`` (dense only) adds the
-  judged items' slots (:class:`jaxrank._ranks.Judgments`).
+  (:func:`cutoff`, :func:`jaxrank._core.ranks.dense_ranks`). ``judged`` (dense only) adds the
+  judged items' slots (:class:`jaxrank._core.ranks.Judgments`).
   """
   specs = tuple(specs)
   if isinstance(scores, Ranks):

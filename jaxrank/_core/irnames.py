@@ -15,7 +15,7 @@ ir_measures' number:
   is ``gain="exp2"`` (gdeval), ``RBP``'s ``p=`` is ``persistence``, ``RBP(rel=r)`` is binary
   (cwl_eval: the top 1000 documents, so ``k=1000``) and ``RBP`` without ``rel`` graded;
 * the set and count measures exist on runs and qrels only and go to trec_eval's catalogue
-  (:mod:`jaxrank._trec`): ``SetP`` (``set_P``; ``relative=True``/``SetRelP``:
+  (:mod:`jaxrank._trec.evaluate`): ``SetP`` (``set_P``; ``relative=True``/``SetRelP``:
   ``set_relative_P``), ``SetR``, ``SetF`` (``beta=x``: trec_eval's ``set_F.x``, x not squared),
   ``SetAP`` (``set_map``), ``NumRet``, ``NumRelRet``/``NumRet(rel=r)`` (``num_rel_ret``),
   ``NumRel``, ``NumQ``, ``IPrec@x`` (``iprec_at_recall``), ``Bpref``, ``infAP``;
@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxrank import _table
+from jaxrank._core import table as _table
 
 _MISSING = object()
 
@@ -114,7 +114,7 @@ _RBP_DEPTH = 1000  # cwl_eval's max_n: RBP(rel=r) reads the top 1000 documents
 class Target:
   """What one ir_measures name computes in jaxrank.
 
-  ``core`` (a metric of :mod:`jaxrank._table`) at cutoff ``k`` with the formula ``options``
+  ``core`` (a metric of :mod:`jaxrank._core.table`) at cutoff ``k`` with the formula ``options``
   written in the name, or ``trec`` (a trec_eval ``-m`` spec, runs and qrels only) at trec_eval
   level ``threshold`` (``None``: the call's); ``gains`` maps grades first; ``order`` is the tie
   order of ir_measures' provider on a run: ``"trec"`` (doc id descending), ``"ascending"`` or
@@ -384,7 +384,7 @@ def is_jaxrank_name(name: str) -> bool:
     >>> _irnames.is_jaxrank_name("err@20"), _irnames.is_jaxrank_name("P_10")
     (True, False)
   """
-  from jaxrank import _evaluate
+  from jaxrank._core import evaluate as _evaluate
 
   try:
     _evaluate.parse_metric(name)
@@ -403,7 +403,7 @@ def split_trec(specs) -> tuple[list[str], list[str]]:
     >>> _irnames.split_trec(["map", "P.5", "ERR@20", "rbp", "rbp@10", "SetP"])
     (['map', 'P.5', 'rbp'], ['ERR@20', 'rbp@10', 'SetP'])
   """
-  from jaxrank import _trec
+  from jaxrank._trec import evaluate as _trec
 
   trec, others = [], []
   for spec in specs:
@@ -423,7 +423,7 @@ def run_target(name: str, threshold: int, where: str) -> Target:
   (``"ndcg@10"``, ``"mrr"``: the rank core with the call's options)."""
   target = parse(name)
   if target is None:
-    from jaxrank import _evaluate
+    from jaxrank._core import evaluate as _evaluate
 
     core, k = _evaluate.parse_metric(name)
     return Target(name=name, measure=core, core=core, k=k, threshold=threshold)
@@ -460,7 +460,7 @@ def evaluate_run(run, qrels, names, requests=(), *, ties: str = "trec", threshol
 
   Names that share a level, a grade map, a tie order and the options written in them share one
   evaluation (usually all of them; the trec ``requests`` go with the call's own). Returns a
-  :class:`jaxrank._trec.Result` whose keys are the requests' printed names, then each name as
+  :class:`jaxrank._trec.evaluate.Result` whose keys are the requests' printed names, then each name as
   written; ``given`` are the call's formula options (``gain=``, ``empty=``, ...).
 
   Example:
@@ -471,7 +471,8 @@ def evaluate_run(run, qrels, names, requests=(), *, ties: str = "trec", threshol
     >>> {n: round(float(v[0]), 4) for n, v in out.per_query.items()}  # RR@k: ties doc id up
     {'RR': 0.5, 'RR@2': 1.0, 'P(rel=2)@3': 0.3333, 'NumRet': 3.0}
   """
-  from jaxrank import _options, _trec
+  from jaxrank._core import options as _options
+  from jaxrank._trec import evaluate as _trec
 
   given = dict(given or {})
   names = list(dict.fromkeys(names))

@@ -1,7 +1,7 @@
 """trec_eval's measures computed on the host: one function per measure, from a block of queries'
 grades in rank order.
 
-Each :class:`jaxrank._trec.Measure` record names its host calculation here (its ``host``
+Each :class:`jaxrank._trec.evaluate.Measure` record names its host calculation here (its ``host``
 field), as trec_eval's measure table names each measure's ``calc`` function. A calculation takes
 a :class:`Block` (the grades ``G[query, rank]`` of a block of queries, with their counts and
 judgments, and the rank core's values for those queries) and the request's parameters, and

@@ -17,7 +17,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank import _evaluate, _executables, _ranks, _table
+from jaxrank._core import evaluate as _evaluate
+from jaxrank._host import executables as _executables
+from jaxrank._core import ranks as _ranks
+from jaxrank._core import table as _table
 
 
 def bucket(n: int, minimum: int = 1) -> int:
@@ -135,7 +138,7 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
   are float64 like trec_eval's.
 
   ``judged``: ``(list, lo, hi, kind)`` of the judged items that are not relevant slots
-  (:class:`jaxrank._ranks.Judgments` kinds ``ZERO``/``POOLED``; ``lo == 0``: not ranked), for
+  (:class:`jaxrank._core.ranks.Judgments` kinds ``ZERO``/``POOLED``; ``lo == 0``: not ranked), for
   the metrics that read them (:func:`needs_judgments`); without it no such item exists.
 
   ``shapes``: the padded shapes of earlier calls (a list this call adds to), for a caller that

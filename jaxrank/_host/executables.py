@@ -38,13 +38,16 @@ def use_directory(path: str | None) -> None:
 
 
 def _source_digest() -> str:
-  """A digest of jaxrank's own source files (an edit is a new key)."""
-  here = os.path.dirname(os.path.abspath(__file__))
+  """A digest of jaxrank's own source files, every subpackage included (an edit is a new key)."""
+  package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
   digest = hashlib.sha256()
-  for name in sorted(os.listdir(here)):
-    if name.endswith(".py"):
-      with open(os.path.join(here, name), "rb") as f:
-        digest.update(name.encode() + b"\0" + f.read())
+  for folder, subfolders, files in sorted(os.walk(package)):
+    subfolders.sort()
+    for name in sorted(files):
+      if name.endswith(".py"):
+        path = os.path.join(folder, name)
+        with open(path, "rb") as f:
+          digest.update(os.path.relpath(path, package).encode() + b"\0" + f.read())
   return digest.hexdigest()
 
 

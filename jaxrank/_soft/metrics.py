@@ -21,7 +21,7 @@ O(lists x (R + n)) memory, forward and backward. Everything is pure and works un
 
 Each soft formula is registered once (:data:`SOFT_FORMULAS`, metric name -> formula and
 docstring), and the public functions are built from the metric table: one ``jaxrank.soft_<name>``
-per record whose ``soft`` names it, with the option parameters of :data:`jaxrank._options.SOFT`.
+per record whose ``soft`` names it, with the option parameters of :data:`jaxrank._core.options.SOFT`.
 A record naming a soft form without a registered formula, or the reverse, fails at import.
 """
 
@@ -36,9 +36,14 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxrank import _checks, _formulas, _options, _ranks, _softrank, _table
-from jaxrank._formulas import Options
-from jaxrank._ranks import Ranks
+from jaxrank._core import checks as _checks
+from jaxrank._core import formulas as _formulas
+from jaxrank._core import options as _options
+from jaxrank._core import ranks as _ranks
+from jaxrank._soft import operators as _softrank
+from jaxrank._core import table as _table
+from jaxrank._core.formulas import Options
+from jaxrank._core.ranks import Ranks
 
 
 def _inputs(scores, labels, relevant_ids, relevant_grades, where, max_relevant):
@@ -95,7 +100,7 @@ class SoftFormula:
   """The soft counterpart of one exact metric: its formula and its public docstring."""
 
   formula: Callable  # (SoftRanks, k, Options, tau) -> (value, empty) per list
-  doc: str  # the math and a runnable example; the options are added from jaxrank._options
+  doc: str  # the math and a runnable example; the options are added from jaxrank._core.options
 
 
 # metric name -> its soft formula; the public functions are those the metric table names
@@ -286,7 +291,7 @@ def _soft(metric: _table.Metric) -> Callable:
   name = metric.name
   if name not in SOFT_FORMULAS:
     raise AssertionError(f"the metric table names {metric.soft} as {name}'s soft form, but "
-                         f"jaxrank._soft registers no soft formula for {name}")
+                         f"jaxrank._soft.metrics registers no soft formula for {name}")
 
   def soft_metric(scores: ArrayLike, labels: ArrayLike | None = None, *,
                   relevant_ids: ArrayLike | None = None,
