@@ -218,3 +218,12 @@ def check_ids(name: str, ids: jax.Array, upper: int, upper_name: str) -> None:
       raise ValueError(f"{name} must not repeat an id within a list; list at index "
                        f"{tuple(int(j) for j in lead)} repeats id "
                        f"{int(rows[row][1:][dup[row]][0])}")
+
+
+def check_temperature(name: str, value) -> float | jax.Array:
+  """A positive finite number; a traced scalar (e.g. an annealed temperature under jit) passes."""
+  if isinstance(value, jax.core.Tracer):
+    return value
+  if hasattr(value, "ndim") and value.ndim == 0:
+    value = float(value)
+  return check_positive_number(name, value)

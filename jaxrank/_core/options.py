@@ -43,7 +43,6 @@ import jax.numpy as jnp
 from jaxrank._core import checks as _checks
 from jaxrank._core import formulas as _formulas
 from jaxrank._core import ranks as _ranks
-from jaxrank._soft import operators as _softrank
 from jaxrank._core.formulas import Options
 
 
@@ -231,9 +230,12 @@ def _probe(name: str, fn: Callable, of: str) -> None:
 def _temperature(name):
   def check(value):
     return value if value is None and name == "cutoff_temperature" else (
-        _softrank.check_temperature(name, value))
+        _checks.check_temperature(name, value))
   return check
 
+
+# The soft rank operators (jaxrank.soft_ranks and the soft metrics' ``operator=``).
+OPERATORS = ("sigmoid", "neuralsort", "softsort", "fast_l2", "fast_kl")
 
 # Options of the soft metrics only (jaxrank.soft_ndcg, ...), declared like the rest.
 SOFT_OPTIONS: dict[str, Option] = {o.name: o for o in [
@@ -247,7 +249,7 @@ SOFT_OPTIONS: dict[str, Option] = {o.name: o for o in [
            _temperature("cutoff_temperature")),
     Option("operator", "sigmoid", "str", "soft",
            "``\"sigmoid\"`` (default; O(R n)), ``\"neuralsort\"``, ``\"softsort\"``, "
-           "``\"fast_l2\"``, ``\"fast_kl\"``.", _choice("operator", _softrank.OPERATORS)),
+           "``\"fast_l2\"``, ``\"fast_kl\"``.", _choice("operator", OPERATORS)),
 ]}
 
 # The formula options that jaxrank.numpy, jaxrank.catalog.evaluate and the metric states take,

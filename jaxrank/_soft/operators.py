@@ -39,8 +39,8 @@ from jax.typing import ArrayLike
 
 from jaxrank._core import checks as _checks
 from jaxrank._core import ranks as _ranks
+from jaxrank._core.options import OPERATORS
 
-OPERATORS = ("sigmoid", "neuralsort", "softsort", "fast_l2", "fast_kl")
 _ROW_CHUNK = 128  # rows of a relaxed permutation matrix held at once
 
 
@@ -55,19 +55,10 @@ def _big(dtype) -> float:
   return float(jnp.finfo(dtype).max) / 8
 
 
-def check_temperature(name: str, value) -> float | jax.Array:
-  """A positive finite number; a traced scalar (e.g. an annealed temperature under jit) passes."""
-  if isinstance(value, jax.core.Tracer):
-    return value
-  if hasattr(value, "ndim") and value.ndim == 0:
-    value = float(value)
-  return _checks.check_positive_number(name, value)
-
-
 def _inputs(scores, where, temperature):
   scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1, wide_ints="float")
   valid = _checks.as_where(where, scores.shape)
-  return scores, valid, check_temperature("temperature", temperature)
+  return scores, valid, _checks.check_temperature("temperature", temperature)
 
 
 def _valid_or_all(s, valid):
