@@ -20,60 +20,135 @@ Example:
   0.5
 """
 
-# First, before jax: when this process is the `jaxrank` command, Ctrl-C even during the imports
-# ends it with one line and status 130 (a no-op for programs that import jaxrank).
-from jaxrank import cli as _cli  # imports the standard library only
+from __future__ import annotations
 
-_cli.exit_on_interrupt_if_command()
-
-from jaxrank._core.evaluate import evaluate, mean, parse_metric
-from jaxrank._core.formulas import log2_discount
-from jaxrank._core import metrics as _metrics
-from jaxrank._core import table as _table
-from jaxrank._core.metrics import *  # noqa: F403 - one function per record of the metric table
-from jaxrank._core.ranks import Ranks, from_candidates, from_dense, from_ranked_ids, from_sparse
+import importlib
+import os
+import re
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = list(_table.NAMES) + [
+# The public names, one import each. Type checkers and readers take them from here; at run time
+# each is imported on first use (below), so `import jaxrank` is quick and the command line
+# (`jaxrank evaluate` on a small run) does not pay for importing JAX before it needs it.
+if TYPE_CHECKING:
+  from jaxrank import compare, linkpred, stats
+  from jaxrank._core.beyond import (
+      average_recommendation_popularity,
+      coverage,
+      gini,
+      intra_list_diversity,
+      item_bias,
+      item_popularity,
+      novelty,
+      personalization,
+      recommendation_counts,
+      score_entropy,
+      serendipity,
+      top_k_ids,
+      user_bias,
+  )
+  from jaxrank._core.evaluate import (
+      evaluate,
+      mean,
+      parse_metric,
+  )
+  from jaxrank._core.formulas import log2_discount
+  from jaxrank._core.metrics import (
+      average_precision,
+      average_recall,
+      bpref,
+      dcg,
+      err,
+      fbeta,
+      hit_rate,
+      infap,
+      judged,
+      mean_rank,
+      ndcg,
+      precision,
+      r_precision,
+      rbp,
+      rbp_residual,
+      recall,
+      reciprocal_rank,
+  )
+  from jaxrank._core.ranks import (
+      Ranks,
+      from_candidates,
+      from_dense,
+      from_ranked_ids,
+      from_sparse,
+  )
+  from jaxrank._soft.metrics import (
+      as_loss,
+      soft_average_precision,
+      soft_average_precision_loss,
+      soft_dcg,
+      soft_hit_rate,
+      soft_ndcg,
+      soft_ndcg_loss,
+      soft_precision,
+      soft_recall,
+      soft_reciprocal_rank,
+      soft_reciprocal_rank_loss,
+  )
+  from jaxrank._soft.operators import (
+      fast_soft_rank,
+      fast_soft_sort,
+      neural_sort,
+      soft_ranks,
+      soft_sort,
+  )
+  from jaxrank.state import MetricState
+
+
+__all__ = [
+    "MetricState",
     "Ranks",
+    "as_loss",
+    "average_precision",
+    "average_recall",
+    "average_recommendation_popularity",
+    "bpref",
+    "compare",
+    "coverage",
+    "dcg",
+    "err",
     "evaluate",
+    "fast_soft_rank",
+    "fast_soft_sort",
+    "fbeta",
     "from_candidates",
     "from_dense",
     "from_ranked_ids",
     "from_sparse",
+    "gini",
+    "hit_rate",
+    "infap",
+    "intra_list_diversity",
+    "item_bias",
+    "item_popularity",
+    "judged",
+    "linkpred",
     "log2_discount",
     "mean",
-    "parse_metric",
-]
-
-# Differentiable (soft) metrics and soft rank/sort operators.
-from jaxrank._soft.metrics import (  # noqa: E402
-    as_loss,
-    soft_average_precision,
-    soft_average_precision_loss,
-    soft_dcg,
-    soft_hit_rate,
-    soft_ndcg,
-    soft_ndcg_loss,
-    soft_precision,
-    soft_recall,
-    soft_reciprocal_rank,
-    soft_reciprocal_rank_loss,
-)
-from jaxrank._soft.operators import (  # noqa: E402
-    fast_soft_rank,
-    fast_soft_sort,
-    neural_sort,
-    soft_ranks,
-    soft_sort,
-)
-
-__all__ += [
-    "as_loss",
-    "fast_soft_rank",
-    "fast_soft_sort",
+    "mean_rank",
+    "ndcg",
     "neural_sort",
+    "novelty",
+    "parse_metric",
+    "personalization",
+    "precision",
+    "r_precision",
+    "rbp",
+    "rbp_residual",
+    "recall",
+    "reciprocal_rank",
+    "recommendation_counts",
+    "score_entropy",
+    "serendipity",
     "soft_average_precision",
     "soft_average_precision_loss",
     "soft_dcg",
@@ -86,60 +161,37 @@ __all__ += [
     "soft_reciprocal_rank",
     "soft_reciprocal_rank_loss",
     "soft_sort",
-]
-
-# Beyond-accuracy metrics (coverage, diversity, novelty, popularity bias) and link prediction.
-from jaxrank import linkpred  # noqa: E402
-from jaxrank._core.beyond import (  # noqa: E402
-    average_recommendation_popularity,
-    coverage,
-    gini,
-    intra_list_diversity,
-    item_bias,
-    item_popularity,
-    novelty,
-    personalization,
-    recommendation_counts,
-    score_entropy,
-    serendipity,
-    top_k_ids,
-    user_bias,
-)
-
-__all__ += [
-    "average_recommendation_popularity",
-    "coverage",
-    "gini",
-    "intra_list_diversity",
-    "item_bias",
-    "item_popularity",
-    "linkpred",
-    "novelty",
-    "personalization",
-    "recommendation_counts",
-    "score_entropy",
-    "serendipity",
+    "stats",
     "top_k_ids",
     "user_bias",
 ]
 
-# Comparing systems: significance tests on per-query values, and the comparison report. Loaded
-# on first use (``jaxrank.stats``, ``from jaxrank import compare``): the command line's start-up
-# does not pay for them.
-_LAZY = ("compare", "stats")
+
+def _sources() -> dict[str, str]:
+  """{public name: its module} read from the ``TYPE_CHECKING`` block above (one declaration)."""
+  with open(os.path.join(os.path.dirname(__file__), "__init__.py"), encoding="utf-8") as f:
+    text = f.read()
+  block = text[text.index("if TYPE_CHECKING:"):text.index("\n__all__")]
+  out = {}
+  for module, grouped, line in re.findall(r"from ([\w.]+) import (?:\(([^)]*)\)|([^\n(]*))", block):
+    for name in (grouped or line).replace(",", " ").split():
+      out[name] = f"{module}.{name}" if module == "jaxrank" else module
+  return out
 
 
-def __getattr__(name: str):
-  if name in _LAZY:
-    import importlib
-
-    return importlib.import_module(f"jaxrank.{name}")
-  raise AttributeError(f"module 'jaxrank' has no attribute {name!r}")
+_SOURCES = _sources()
 
 
-__all__ += ["compare", "stats"]
+def __getattr__(name: str) -> Any:
+  """Imports a public name's module on first use (PEP 562) and keeps the name here."""
+  source = _SOURCES.get(name)
+  if source is None:
+    raise AttributeError(f"module 'jaxrank' has no attribute {name!r}")
+  module = importlib.import_module(source)
+  value = module if source == f"jaxrank.{name}" else getattr(module, name)
+  globals()[name] = value
+  return value
 
-# Metric state accumulated over batches, steps and devices (jaxrank.state).
-from jaxrank.state import MetricState  # noqa: E402
 
-__all__ += ["MetricState"]
+def __dir__() -> list[str]:
+  return sorted(set(globals()) | set(__all__))

@@ -65,16 +65,6 @@ def is_command() -> bool:
   return name in ("jaxrank", "jaxrank.exe", "jaxrank-script.py") or _run_as_module()
 
 
-def exit_on_interrupt_if_command() -> None:
-  """Called by ``import jaxrank`` before it imports jax: :func:`exit_on_interrupt` when this
-  process is the command, so Ctrl-C during the imports is one line too; nothing otherwise."""
-  if not is_command():
-    return
-  exit_on_interrupt()
-  if _run_as_module():  # runpy runs this file again as __main__; it warns if it finds this copy
-    sys.modules.pop(__name__, None)
-
-
 _exiting = threading.Lock()
 
 
@@ -106,9 +96,8 @@ def exit_on_interrupt() -> bool:
   imported ends in a traceback. Here the C-level handler writes the signal to a pipe
   (``signal.set_wakeup_fd``) and a daemon thread, blocked on that pipe, prints
   ``jaxrank: error: interrupted`` and exits with status 130 (what shells report for Ctrl-C) as
-  soon as it reads it. Installed once, by the command only (``import jaxrank`` calls it before
-  importing jax when :func:`is_command`; :func:`main` when called without ``argv``). Returns
-  whether it is (now) installed.
+  soon as it reads it. Installed once, by the command only (:func:`main` when called without
+  ``argv``, before anything imports JAX). Returns whether it is (now) installed.
   """
   if getattr(signal.getsignal(signal.SIGINT), "jaxrank", False):  # also set by another copy
     return True
