@@ -23,15 +23,16 @@ import argparse
 import json
 import os
 import signal
+import stat
 import sys
 import threading
 import time
 from importlib import resources
 from itertools import chain
 
-# Only the standard library at import time: `import jaxrank` imports this module first when it
-# runs as the `jaxrank` command (see exit_on_interrupt); _trec, io and compare are imported when
-# needed (by _parser and main).
+# Only the standard library at import time, so that main() catches Ctrl-C (exit_on_interrupt)
+# before anything imports JAX; _trec, io and compare are imported when needed (by _parser and
+# main).
 
 AUTO_CHUNK_BYTES = 64 << 20  # run files this large are evaluated in chunks unless told otherwise
 AUTO_CHUNK_LINES = 1_000_000  # their lines per chunk (measured: bench/RESULTS.md)
@@ -212,7 +213,9 @@ def cache_dir(environ=None) -> str | None:
   ``$JAXRANK_CACHE`` set to ``off`` (or ``0``, ``no``, ``false``, empty) turns the cache off; set
   to a path it is the cache. Otherwise ``$XDG_CACHE_HOME/jaxrank/xla`` or
   ``~/.cache/jaxrank/xla``. A directory that cannot be created or written (a read-only home) turns
-  the cache off: the command then compiles as if it had none, and says nothing.
+  the cache off: the command then compiles as if it had none, and says nothing. One that someone
+  else could have written to (see :func:`_use_compilation_cache`) is not used either, with one
+  warning line.
 
   Example:
     >>> from jaxrank import cli
@@ -236,24 +239,63 @@ def _use_compilation_cache(path: str | None) -> bool:
   compile), and keeps the evaluation kernels' executables in ``path/executables``
   (:mod:`jaxrank._host.executables`); a second ``jaxrank evaluate`` of the same shapes then loads
   instead of tracing and compiling. Entries are written atomically, so concurrent commands share
-  the directory safely."""
+  the directory safely.
+
+  Loading a compiled kernel runs code from the cache, so the cache is used only if nobody else
+  can have written to it: ``path`` (which may be a symbolic link to it) and ``executables/`` must
+  be directories owned by the current user and not writable by its group or others (each one
+  created here is ``0700``), ``executables/`` not a symbolic link, and JAX's entries in ``path``
+  regular files of the user's (see :mod:`jaxrank._host.executables` for its own entries). Otherwise one
+  warning line, and the command compiles as if it had no cache."""
   if path is None:
     return False
+  from jaxrank._host import executables as _executables
+
   try:
-    os.makedirs(path, exist_ok=True)
-    if not os.access(path, os.W_OK | os.X_OK):
+    reason = _executables.check_directory(path)
+    real = os.path.realpath(path)
+    reason = reason or _unsafe_jax_entry(real)
+    if reason is None and not os.access(real, os.W_OK | os.X_OK):
       return False
   except OSError:
     return False
+  if reason is not None:
+    _executables.warn(f"cache directory {path}", reason)
+    return False
+  if not _executables.use_directory(os.path.join(real, "executables")):
+    return False
   import jax
 
-  jax.config.update("jax_compilation_cache_dir", path)
+  jax.config.update("jax_compilation_cache_dir", real)
   jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
   jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-  from jaxrank._host import executables as _executables  # the evaluation kernels, loaded without tracing
-
-  _executables.use_directory(os.path.join(path, "executables"))
   return True
+
+
+_JAX_ENTRIES = ("-cache", "-atime")  # jax's LRUCache: KEY-cache, KEY-atime (and .lockfile)
+
+
+def _unsafe_jax_entry(path: str) -> str | None:
+  """Why one of the files JAX's persistent cache would read in ``path`` could have been written
+  by someone else (JAX follows symbolic links and blocks on a FIFO), or ``None``. JAX writes its
+  entries with the umask's mode: a group-writable one is fine where nobody else can enter
+  ``path``."""
+  from jaxrank._host import executables as _executables
+
+  closed = not os.stat(path).st_mode & 0o011  # nobody else can reach the files inside
+  with os.scandir(path) as entries:
+    for entry in entries:
+      if not (entry.name.endswith(_JAX_ENTRIES) or entry.name == ".lockfile"):
+        continue
+      st = entry.stat(follow_symlinks=False)
+      if stat.S_ISLNK(st.st_mode):
+        return f"its entry {entry.name} is a symbolic link"
+      if not stat.S_ISREG(st.st_mode):
+        return f"its entry {entry.name} is not a regular file"
+      reason = _executables.unsafe_owner_or_mode(st)
+      if reason is not None and not (closed and st.st_uid == os.getuid()):
+        return f"its entry {entry.name}: {reason}"
+  return None
 
 
 def _number(name: str, value, integer: set[str], quote: bool = False, full: bool = False) -> str:
