@@ -60,7 +60,7 @@ def resolve(name: str, where: str = "jaxrank.evaluate"):
   :mod:`jaxrank._core.irnames`).
 
   Example:
-    >>> from jaxrank import _evaluate
+    >>> from jaxrank._core import evaluate as _evaluate
     >>> _evaluate.resolve("P(rel=2)@5"), _evaluate.resolve("p@5")
     ((('precision', 5), (('threshold', 2),), None), (('precision', 5), (), None))
   """

@@ -29,7 +29,7 @@ supported; an unknown parameter, a wrong type or a value out of range is a ``Val
 naming the measure and the parameter.
 
 Example:
-  >>> from jaxrank import _irnames
+  >>> from jaxrank._core import irnames as _irnames
   >>> t = _irnames.parse("P(rel=2)@5")
   >>> t.core, t.k, t.options
   ('precision', 5, (('threshold', 2),))
@@ -141,7 +141,7 @@ def is_name(name: Any) -> bool:
   ir_measures' names); jaxrank's own names (``ndcg@10``, ``map``) are not.
 
   Example:
-    >>> from jaxrank import _irnames
+    >>> from jaxrank._core import irnames as _irnames
     >>> _irnames.is_name("nDCG@10"), _irnames.is_name("ndcg@10"), _irnames.is_name("RBP(p=0.5)")
     (True, False, True)
   """
@@ -218,7 +218,7 @@ def params_of(name: str) -> tuple[str, dict[str, Any]] | None:
   ir_measures' defaults filled in; ``None`` when ``name`` is not an ir_measures name.
 
   Example:
-    >>> from jaxrank import _irnames
+    >>> from jaxrank._core import irnames as _irnames
     >>> _irnames.params_of("RR@10")
     ('RR', {'cutoff': 10, 'rel': 1, 'judged_only': False})
   """
@@ -281,7 +281,7 @@ def parse(name: str) -> Target | None:
   """The :class:`Target` of an ir_measures name, or ``None`` when ``name`` is not one.
 
   Example:
-    >>> from jaxrank import _irnames
+    >>> from jaxrank._core import irnames as _irnames
     >>> _irnames.parse("nDCG(gains={0:0,1:1,2:3})@10").gains
     ((0, 0), (1, 1), (2, 3))
     >>> _irnames.parse("RR@10").order, _irnames.parse("RBP(p=0.5,rel=2)").options
@@ -354,7 +354,7 @@ def map_grades(grades: Any, gains: tuple[tuple[int, int], ...]) -> Any:
 
   Example:
     >>> import numpy as np
-    >>> from jaxrank import _irnames
+    >>> from jaxrank._core import irnames as _irnames
     >>> _irnames.map_grades(np.array([0, 1, 2, 5]), ((1, 2), (2, 7))).tolist()
     [0, 2, 7, 5]
   """
@@ -380,7 +380,7 @@ def is_jaxrank_name(name: str) -> bool:
   """Whether ``name`` is one of jaxrank's own metric names (``"ndcg@10"``, ``"mrr"``).
 
   Example:
-    >>> from jaxrank import _irnames
+    >>> from jaxrank._core import irnames as _irnames
     >>> _irnames.is_jaxrank_name("err@20"), _irnames.is_jaxrank_name("P_10")
     (True, False)
   """
@@ -399,7 +399,7 @@ def split_trec(specs) -> tuple[list[str], list[str]]:
   ``RBP(p=0.8)``, ``err@20``); a name that is both is trec_eval's.
 
   Example:
-    >>> from jaxrank import _irnames
+    >>> from jaxrank._core import irnames as _irnames
     >>> _irnames.split_trec(["map", "P.5", "ERR@20", "rbp", "rbp@10", "SetP"])
     (['map', 'P.5', 'rbp'], ['ERR@20', 'rbp@10', 'SetP'])
   """
@@ -464,7 +464,8 @@ def evaluate_run(run, qrels, names, requests=(), *, ties: str = "trec", threshol
   written; ``given`` are the call's formula options (``gain=``, ``empty=``, ...).
 
   Example:
-    >>> from jaxrank import _irnames, io
+    >>> from jaxrank import io
+    >>> from jaxrank._core import irnames as _irnames
     >>> run = io.as_run({"q1": {"a": 0.5, "b": 0.5, "c": 0.1}})
     >>> qrels = io.as_qrels({"q1": {"a": 1, "c": 2}})
     >>> out = _irnames.evaluate_run(run, qrels, ["RR", "RR@2", "P(rel=2)@3", "NumRet"])

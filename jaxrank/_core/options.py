@@ -20,7 +20,7 @@ keyword-only parameters (``inspect.signature``), their defaults and their docume
 (:data:`FACE_OPTIONS`, :data:`SOFT`).
 
 Example:
-  >>> from jaxrank import _options
+  >>> from jaxrank._core import options as _options
   >>> _options.OPTIONS["beta"].default, _options.OPTIONS["persistence"].default
   (1.0, 0.8)
   >>> _options.make_options(beta=2).beta
@@ -165,7 +165,7 @@ def make_options(**given: Any) -> Options:
   """Checks the given formula options and returns the hashable ``Options`` (defaults elsewhere).
 
   Example:
-    >>> from jaxrank import _options
+    >>> from jaxrank._core import options as _options
     >>> _options.make_options(ties="first", persistence=0.5).persistence
     0.5
   """
@@ -265,7 +265,7 @@ def declared(name: str) -> Option | None:
   """The one declaration of option ``name`` (:data:`OPTIONS` or :data:`SOFT_OPTIONS`), or None.
 
   Example:
-    >>> from jaxrank import _options
+    >>> from jaxrank._core import options as _options
     >>> _options.declared("temperature").default, _options.declared("scores")
     (1.0, None)
   """
@@ -276,7 +276,7 @@ def check(name: str, value: Any) -> Any:
   """``value`` checked (and normalised) by the declaration of option ``name``.
 
   Example:
-    >>> from jaxrank import _options
+    >>> from jaxrank._core import options as _options
     >>> _options.check("persistence", 0.5)
     0.5
   """
@@ -288,7 +288,7 @@ def parameters(names: Sequence[str]) -> list[inspect.Parameter]:
   """Keyword-only parameters of the options ``names``: their declared defaults and annotations.
 
   Example:
-    >>> from jaxrank import _options
+    >>> from jaxrank._core import options as _options
     >>> [str(p) for p in _options.parameters(["ties", "beta"])]
     ["ties: 'str' = 'average'", "beta: 'float' = 1.0"]
   """
@@ -317,7 +317,7 @@ def takes(names: Sequence[str], *, first: Sequence[str] = (), skip: Sequence[str
 
   Example:
     >>> import inspect
-    >>> from jaxrank import _options
+    >>> from jaxrank._core import options as _options
     >>> @_options.takes(["ties", "beta"])
     ... def f(x, *, scale=1, **options):
     ...   \"\"\"Doc.\"\"\"

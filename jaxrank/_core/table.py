@@ -16,7 +16,7 @@ link-prediction names, and its docstring (math and a runnable example). From :da
 Adding a metric is one record here plus its formula (docs/adding-a-metric.md).
 
 Example:
-  >>> from jaxrank import _table
+  >>> from jaxrank._core import table as _table
   >>> _table.METRICS["err"].options, _table.ALIASES["map"]
   (('max_grade',), 'average_precision')
 """

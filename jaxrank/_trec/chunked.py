@@ -115,7 +115,9 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[_tre
       :func:`jaxrank.io.iter_dict_chunks`, list no document twice).
 
   Example:
-    >>> from jaxrank import _chunked, _trec, io
+    >>> from jaxrank import io
+    >>> from jaxrank._trec import chunked as _chunked
+    >>> from jaxrank._trec import evaluate as _trec
     >>> text = b"a Q0 x 1 3 t\\na Q0 y 2 2 t\\nb Q0 x 1 1 t\\nc Q0 z 1 1 u\\n"
     >>> qrels = io.read_qrels(b"a 0 y 1\\nb 0 y 1\\nc 0 z 2\\n")
     >>> asked = _trec.parse_measures(["map", "num_q", "runid"])

@@ -245,7 +245,7 @@ def parse_measures(specs: Sequence[str]) -> list[Request]:
   value (``-m P_5 -m P_10`` computes both).
 
   Example:
-    >>> from jaxrank import _trec
+    >>> from jaxrank._trec import evaluate as _trec
     >>> [n for r in _trec.parse_measures(["P.10,5", "map", "P.20"]) for n in r.names()]
     ['map', 'P_5', 'P_10']
   """

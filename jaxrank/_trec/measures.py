@@ -13,7 +13,7 @@ trec_eval's order, so the values are trec_eval's to the last printed digit.
 
 Example:
   >>> import numpy as np
-  >>> from jaxrank import _trec_measures as tm
+  >>> from jaxrank._trec import measures as tm
   >>> G = np.array([[1, 0, -2, 2], [-1, 1, -2, -2]])  # two queries, grades in rank order
   >>> b = tm.Block(G=G, rel=G >= 1, counts=np.array([4, 2]), num_rel=np.array([2, 2]),
   ...              num_nonrel=np.array([1, 0]), threshold=1, jq=np.array([0, 0, 0, 1, 1, 1]),
