@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from jaxrank import stats
+from jaxrank.stats import _resampling  # the chunk size, patched below
 
 ss = pytest.importorskip("scipy.stats")
 
@@ -179,7 +180,8 @@ def test_resampling_does_not_depend_on_chunking_or_call(monkeypatch):
   key = jax.random.key(5)
   first = stats.pairwise(x, test="randomization", key=key, n_resamples=500)
   ci = stats.confidence_interval(x, method="bca", key=key, n_resamples=500)
-  monkeypatch.setattr(stats, "_ELEMENTS_PER_CHUNK", 64)  # 2 resamples per chunk, not 500
+  monkeypatch.setattr(_resampling, "_ELEMENTS_PER_CHUNK", 64)
+  assert _resampling._chunk(500, 30) == 2  # 2 resamples per chunk, not 500
   again = stats.pairwise(x, test="randomization", key=key, n_resamples=500)
   np.testing.assert_array_equal(first.pvalue, again.pvalue)
   np.testing.assert_array_equal(ci.low, stats.confidence_interval(
