@@ -134,7 +134,7 @@ def compute_ranks(ranks: Ranks, *, specs: tuple[tuple[str, int | None], ...],
   path and linkpred)."""
   out = []
   for name, k in specs:
-    value, empty = _formulas.FORMULAS[name](ranks, k, options)
+    value, empty = _table.METRICS[name].formula(ranks, k, options)
     out.append(_formulas.finish(value, empty, ranks, options))
   return tuple(out)
 

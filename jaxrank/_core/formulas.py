@@ -55,19 +55,20 @@ def _reciprocal(rank):
 
 @dataclasses.dataclass(frozen=True)
 class Options:
-  """The metric options, hashable so they can be static under ``jit``."""
+  """The formula options, hashable so they can be static under ``jit``. Built by
+  :func:`jaxrank._core.options.make_options`, where each option and its default is declared."""
 
-  threshold: float = 1.0
-  gain: str | Callable = "linear"
-  discount: Callable | None = None
-  ties: str = "average"
-  empty: str = "zero"
-  ap_denominator: str = "all"
-  precision_denominator: str = "k"
-  beta: float = 1.0
-  persistence: float = 0.8
-  max_grade: float = 4.0
-  graded: bool = False
+  threshold: float
+  gain: str | Callable
+  discount: Callable | None
+  ties: str
+  empty: str
+  ap_denominator: str
+  precision_denominator: str
+  beta: float
+  persistence: float
+  max_grade: float
+  graded: bool
 
   @property
   def discount_fn(self) -> Callable:
@@ -714,11 +715,6 @@ def judged(r, k, o):
       inside = jnp.clip(cap - first + 1, 0.0, same)
       count = jnp.sum(jnp.where(mask, inside / jnp.maximum(same, 1.0), 0.0), axis=-1)
   return count / jnp.maximum(depth, 1.0), depth == 0
-
-
-# name -> formula, the registry compute_ranks dispatches on; filled from the metric table
-# (jaxrank._core.table, one record per metric), which every layer reads.
-FORMULAS: dict[str, Callable] = {}
 
 
 def finish(value: jax.Array, empty: jax.Array, r: Ranks, o: Options) -> jax.Array:

@@ -162,14 +162,15 @@ FORMULA_OPTIONS = tuple(name for name, o in OPTIONS.items() if o.kind == "formul
 
 
 def make_options(**given: Any) -> Options:
-  """Checks the given formula options and returns the hashable ``Options`` (defaults elsewhere).
+  """Checks the given formula options and returns the hashable ``Options``, the others at their
+  declared defaults.
 
   Example:
     >>> from jaxrank._core import options as _options
     >>> _options.make_options(ties="first", persistence=0.5).persistence
     0.5
   """
-  values = {}
+  values = {name: OPTIONS[name].default for name in FORMULA_OPTIONS}
   for name, value in given.items():
     option = OPTIONS.get(name)
     if option is None or option.kind != "formula":

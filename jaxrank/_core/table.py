@@ -8,7 +8,7 @@ link-prediction names, and its docstring (math and a runnable example). From :da
 * :mod:`jaxrank._core.metrics` builds the public functions, with exact signatures (only the options
   the metric reads) and these docstrings;
 * :mod:`jaxrank._core.evaluate` parses metric names (:data:`ALIASES`);
-* :mod:`jaxrank._core.formulas` dispatches (``FORMULAS``), :mod:`jaxrank._soft.metrics` checks its soft
+* :func:`jaxrank._core.evaluate.compute_ranks` dispatches on the records' formulas, :mod:`jaxrank._soft.metrics` checks its soft
   functions against ``soft``, :mod:`jaxrank._trec.evaluate` maps trec_eval measures to formulas
   (:data:`TREC`) and :mod:`jaxrank.linkpred` its metric names (:data:`LINKPRED`);
 * the tests read :data:`NAMES` for their metric lists.
@@ -309,9 +309,6 @@ TREC = {measure: m.name for m in _RECORDS for measure in m.trec}
 # jaxrank.linkpred's metric names -> the metric computing them.
 LINKPRED = {m.linkpred: m.name for m in _RECORDS if m.linkpred}
 SOFT = {m.soft: m.name for m in _RECORDS if m.soft}
-# The formulas' registry (what jaxrank._core.evaluate.compute_ranks dispatches on) is this table's.
-_formulas.FORMULAS.clear()
-_formulas.FORMULAS.update({m.name: m.formula for m in _RECORDS})
 
 
 def reads_judgments(name: str) -> bool:
