@@ -70,8 +70,10 @@ def _random_files(tmp_path, seed):
 
 
 OPTIONS = {
-    "all_trec -c -M -l": ["-m", "all_trec", "-q", "-c", "-M", "5", "-l", "2"],
+    "all_trec -c -M -l": ["-m", "all_trec", "-m", "dcg", "-m", "ideal_dcg", "-q", "-c", "-M", "5",
+                          "-l", "2"],
     "tie-aware, float32, table": ["-q", "-c", "--ties", "average", "--float32", "-m", "map",
+                                  "-m", "dcg", "-m", "ideal_dcg",
                                   "-m", "P.1,5", "-m", "ndcg_cut.3", "-m", "recip_rank",
                                   "-m", "num_rel", "-m", "gm_map", "--format", "table"],
 }
@@ -86,6 +88,28 @@ def test_random_runs_with_ties_print_the_same_in_chunks(tmp_path, capsys, option
   for lines in (1, 40):  # a query per chunk, a few queries per chunk
     code, chunked, err = run_cli(capsys, [*opts, "--chunk-lines", lines, qrels, run])
     assert (code, chunked, err) == (0, whole, note), lines
+
+
+@pytest.mark.parametrize("complete", [False, True])
+def test_ir_measures_counts_per_query_in_chunks(tmp_path, complete):
+  """ir_measures' NumQ and NumRel (_trec.IR_COUNTS: 0 for a query only in the qrels) combine
+  over chunks as over the whole run, -c's queries evaluated at the end included."""
+  qrels_file, run_file = _random_files(tmp_path, 2)
+  qrels, run = io.read_qrels(qrels_file), io.read_run(run_file)
+  asked = [_trec.request_of(n) for n in ("NumQ", "NumRel", "num_rel", "num_q")]
+  whole = _trec.evaluate_run(run, qrels, asked, complete=complete)
+  for lines in (1, 40):
+    chunked = _chunked.evaluate_chunks(io.iter_run_chunks(run_file, max_lines=lines), qrels,
+                                       asked, complete=complete)
+    assert chunked.qids == whole.qids and chunked.summary == whole.summary
+    for name in ("NumQ", "NumRel", "num_rel"):
+      assert chunked.per_query[name].tolist() == whole.per_query[name].tolist(), name
+  in_run = np.isin(whole.qids, run.qid_vocab.tolist())
+  assert whole.per_query["NumQ"].tolist() == in_run.astype(int).tolist()
+  assert whole.per_query["NumRel"].tolist() == np.where(in_run, whole.per_query["num_rel"],
+                                                        0).tolist()
+  assert not complete or not in_run.all()  # -c added queries only in the qrels
+  assert whole.summary["NumQ"] == in_run.sum() and "num_q" not in whole.per_query
 
 
 def test_a_query_that_comes_back_is_an_error_naming_it_and_its_line(tmp_path, capsys):

@@ -89,6 +89,49 @@ def test_complete_max_docs_and_level(tmp_path, capsys):
   assert v[("ndcg                  ", "all")] == f"{(1 + 2 / 1.584962500721156) / ideal:6.4f}"
 
 
+# q1 and q3 judged and retrieved, q2 judged only, q9 retrieved only (ignored).
+COUNT_QRELS = "q1 0 a 2\nq1 0 b 1\nq2 0 x 1\nq2 0 y 1\nq3 0 c 0\n"
+COUNT_RUN = "q1 Q0 b 1 3 t\nq1 Q0 a 2 2 t\nq3 Q0 c 1 1 t\nq9 Q0 z 1 1 t\n"
+
+
+@pytest.mark.parametrize("fmt", ["trec", "csv", "json", "table"])
+@pytest.mark.parametrize("complete", [False, True])
+def test_ir_measures_counts_are_per_query_in_every_format(tmp_path, capsys, fmt, complete):
+  """ir_measures' NumQ (1 per query) and NumRel are per-query values like every other name (its
+  iter_calc): -q prints them on each query's line and the `all` line sums them. With -c a query
+  only in the qrels counts 0 for both, as ir_measures reports it, while trec_eval's num_rel
+  counts its relevant documents (trec_eval 10) and num_q counts it; num_q stays on `all` only."""
+  qrels, run = write(tmp_path, "qrels", COUNT_QRELS), write(tmp_path, "run", COUNT_RUN)
+  code, out, err = run_cli(capsys, "-q", *(["-c"] if complete else []), "--format", fmt,
+                           "-m", "NumQ", "-m", "NumRel", "-m", "num_rel", "-m", "num_q",
+                           qrels, run)
+  assert code == 0 and err == ""
+  qids = ["q1", "q2", "q3"] if complete else ["q1", "q3"]
+  want = {"NumQ": {"q1": 1, "q2": 0, "q3": 1}, "NumRel": {"q1": 2, "q2": 0, "q3": 0},
+          "num_rel": {"q1": 2, "q2": 2, "q3": 0}}
+  want = {n: {q: v[q] for q in qids} for n, v in want.items()}
+  total = {"NumQ": 2, "NumRel": 2, "num_rel": 4 if complete else 2, "num_q": len(qids)}
+  if fmt == "json":
+    data = json.loads(out)
+    got = {n: {q: data["per_query"][q][n] for q in qids} for n in want}
+    assert data["all"] == total and all("num_q" not in v for v in data["per_query"].values())
+  elif fmt == "table":
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in out.splitlines()[2:]}
+    header = [c.strip() for c in out.splitlines()[0].split("|")[2:-1]]
+    assert header == qids + ["all"]
+    got = {n: dict(zip(qids, map(int, rows[n][:-1]))) for n in want}
+    assert {n: int(rows[n][-1]) for n in total} == total and rows["num_q"][:-1] == [""] * len(qids)
+  else:
+    lines = out.splitlines()[1:] if fmt == "csv" else out.splitlines()
+    cells = [line.split("," if fmt == "csv" else "\t") for line in lines]
+    table = {(n.strip(), q): v for n, q, v in cells}
+    got = {n: {q: int(table[(n, q)]) for q in qids} for n in want}
+    assert {n: int(table[(n, "all")]) for n in total} == total
+    assert [q for n, q, _ in cells if n.strip() == "num_q"] == ["all"]
+  assert got == want
+
+
 def test_json_and_csv_carry_the_same_numbers(capsys):
   _, trec, _ = run_cli(capsys, "--example", "-q", "-m", "map", "-m", "num_rel")
   _, js, _ = run_cli(capsys, "--example", "-q", "-m", "map", "-m", "num_rel", "--format",

@@ -14,7 +14,7 @@ from jaxrank import numpy as jrn
 
 MEASURES = ["map", "ndcg_cut_10", "recip_rank", "P_5", "recall_10", "bpref", "Rprec",
             "num_rel_ret", "num_ret", "gm_map", "num_q", "runid", "iprec_at_recall_0.50",
-            "infAP", "ndcg"]
+            "infAP", "ndcg", "dcg", "ideal_dcg"]
 LONG = "clueweb09-en0000-00-"
 
 
@@ -127,9 +127,13 @@ def test_what_the_judged_coding_cannot_settle_is_coded_in_full(monkeypatch):
   assert_same(whole, jrn.evaluate_run(run, qrels, MEASURES))
 
 
-def test_ir_measures_names_take_the_whole_path(monkeypatch):
+@pytest.mark.parametrize("complete", [False, True])
+def test_ir_measures_names_take_the_whole_path(monkeypatch, complete):
   run, qrels = random_dicts(7)
-  assert_same(*both(monkeypatch, run, qrels, ["nDCG@10", "AP", "map"]))
+  whole, chunked = both(monkeypatch, run, qrels, ["nDCG@10", "AP", "map", "NumQ", "NumRel"],
+                        complete=complete)
+  assert_same(whole, chunked)
+  assert set(chunked["NumQ"].values()) == ({0, 1} if complete else {1})  # per query
 
 
 @pytest.mark.parametrize("bad, message", [

@@ -15,7 +15,6 @@ import pytest
 import jaxrank
 from jaxrank import cli
 from jaxrank._core import irnames as _irnames
-from jaxrank._core import table as _table
 from jaxrank import numpy as jrn
 
 ir_measures = pytest.importorskip("ir_measures")
@@ -27,7 +26,8 @@ RUN_NAMES = [
     "R(rel=2)@10", "nDCG(gains={0:0,1:1,2:3})@10", "Success@10", "Rprec", "RR(rel=2)",
     "AP(rel=2)@10", "Rprec(rel=2)", "Bpref", "Bpref(rel=2)", "infAP", "infAP(rel=2)", "SetP",
     "SetR", "SetF", "SetF(beta=2.0)", "SetAP", "SetRelP", "SetP(rel=2)", "NumRet", "NumRel",
-    "NumRelRet", "NumRet(rel=2)", "NumQ", "IPrec@0.5", "IPrec(rel=2)@1.0", "IPrec@0.0",
+    "NumRelRet", "NumRet(rel=2)", "NumRelRet(rel=2)", "SetRelP(relative=False)", "NumQ",
+    "IPrec@0.5", "IPrec(rel=2)@1.0", "IPrec@0.0",
     "nDCG(dcg='exp-log2')@10", "ERR@20", "ERR@5", "RBP(p=0.8,rel=1)", "RBP(p=0.5,rel=2)",
 ]
 # The rank metrics, also through jaxrank.evaluate on dense arrays.
@@ -60,9 +60,10 @@ def _random_run(rng, queries=12, docs=40, judged_all=False):
   return qrels, run
 
 
-def _ir_values(names, qrels, run):
-  """ir_measures' per-query values, for the queries of both the run and the qrels."""
-  common = set(qrels) & set(run)
+def _ir_values(names, qrels, run, complete=False):
+  """ir_measures' per-query values, for the queries of both the run and the qrels (with
+  ``complete``, of the qrels: ir_measures reports those of the qrels only as well)."""
+  common = set(qrels) if complete else set(qrels) & set(run)
   out = {}
   for name in names:
     measure = ir_measures.parse_measure(name)
@@ -97,29 +98,57 @@ def test_every_name_matches_ir_measures_through_evaluate_run(data):
   want = _ir_values(names, qrels, run)
   got = jrn.evaluate_run(run, qrels, names)
   for name in names:
-    if name == "NumQ":  # a count over queries: ir_measures sums 1 per query
-      assert got[name] == sum(want[name].values())
-      continue
     _assert_close(name, got[name], want[name])
 
 
-def test_names_on_the_command_line(data, tmp_path, capsys):
-  qrels, run = data
-  names = _usable([n for n in RUN_NAMES if n != "NumQ"])
+def _files(tmp_path, qrels, run):
   qrels_file, run_file = tmp_path / "qrels", tmp_path / "run"
   qrels_file.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items()
                                 for d, g in docs.items()))
   run_file.write_text("".join(f"{q} Q0 {d} {i} {s!r} r\n" for q, docs in run.items()
                               for i, (d, s) in enumerate(docs.items())))
-  argv = ["evaluate", "-q", "--format", "json", str(qrels_file), str(run_file)]
-  assert cli.main(argv + [x for n in names for x in ("-m", n)] + ["-m", "map"]) == 0
+  return str(qrels_file), str(run_file)
+
+
+def _cli_values(capsys, names, files, *options):
+  """``({name: {qid: value}}, {name: all})`` of `jaxrank evaluate -q --format json`."""
+  argv = ["evaluate", "-q", "--format", "json", *options, *files]
+  assert cli.main(argv + [x for n in names for x in ("-m", n)]) == 0
   out = json.loads(capsys.readouterr().out)
+  return ({n: {qid: values[n] for qid, values in out["per_query"].items()} for n in names},
+          out["all"])
+
+
+def test_names_on_the_command_line(data, tmp_path, capsys):
+  qrels, run = data
+  names = _usable(RUN_NAMES)
+  got, total = _cli_values(capsys, names + ["map"], _files(tmp_path, qrels, run))
   want = _ir_values(names, qrels, run)
   for name in names:
-    got = {qid: values[name] for qid, values in out["per_query"].items()}
-    _assert_close(name, got, want[name])
+    _assert_close(name, got[name], want[name])
   # trec_eval's names keep their meaning beside them: map is AP
-  assert out["all"]["map"] == pytest.approx(out["all"]["AP"], abs=1e-12)
+  assert total["map"] == pytest.approx(total["AP"], abs=1e-12)
+
+
+def test_every_name_under_complete_reports_qrels_only_queries_as_ir_measures(data, tmp_path,
+                                                                             capsys):
+  """complete=True / -c adds the qrels' queries that the run lacks; ir_measures reports them
+  too, and every name gives them ir_measures' value (0; NumRel and NumQ included, where
+  trec_eval's num_rel counts their relevant documents and num_q counts them). The counts'
+  `all` line is the sum of the per-query values, as ir_measures' aggregate."""
+  qrels, run = data
+  assert set(qrels) - set(run)  # the data has qrels-only queries
+  names = _usable(RUN_NAMES)
+  want = _ir_values(names, qrels, run, complete=True)
+  got = jrn.evaluate_run(run, qrels, names, complete=True)
+  for name in names:
+    _assert_close(name, got[name], want[name])
+  cli_got, total = _cli_values(capsys, names, _files(tmp_path, qrels, run), "-c")
+  for name in names:
+    _assert_close(name, cli_got[name], want[name])
+  for name in ("NumQ", "NumRel", "NumRet", "NumRelRet"):
+    measure = ir_measures.parse_measure(name)
+    assert total[name] == ir_measures.calc_aggregate([measure], qrels, run)[measure]
 
 
 def _dense(qrels, run, order):
@@ -214,6 +243,37 @@ def test_bad_names_are_one_line_errors(name, message):
     jaxrank.evaluate([[0.3, 0.2]], [[1, 0]], [name])
 
 
+# ir_measures' registered names that jaxrank does not compute, written as the issue found them
+# and in each name's bare, cutoff and parameter forms.
+UNCOMPUTED = sorted(set(ir_measures.measures.registry) - set(_irnames.MEASURES)
+                    - set(_irnames.ALIASES))
+UNCOMPUTED_FORMS = ["NERR8(max_rel=3)@10", "SDCG(max_rel=3)@10", "P_IA@10", "alpha_nDCG@10"] + [
+    form for m in UNCOMPUTED for form in (m, f"{m}@10", f"{m}(rel=2)@5")]
+
+
+def test_every_uncomputed_name_is_listed():
+  assert set(_irnames.NOT_COMPUTED) == set(UNCOMPUTED)
+
+
+@pytest.mark.parametrize("name", UNCOMPUTED_FORMS)
+def test_names_jaxrank_does_not_compute_say_so_in_every_door(name, tmp_path, capsys):
+  """Not trec_eval's "unknown measure" list, nor P_IA read as trec_eval's P family: one line
+  that names the ir_measures measure and points at the list of accepted names."""
+  head = name.partition("(")[0].partition("@")[0]
+  message = (f"{head} is an ir_measures measure that jaxrank does not compute (the ir_measures "
+             f"names it accepts are listed in docs/ir-measures.md)")
+  with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    jaxrank.evaluate([[0.3, 0.2]], [[1, 0]], [name])
+  with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    jrn.evaluate_run({"q": {"a": 1.0}}, {"q": {"a": 1}}, ["map", name])
+  files = _files(tmp_path, {"q": {"a": 1}}, {"q": {"a": 1.0}})
+  for extra in ([], ["--chunk-lines", "5"]):  # an error before any file is read
+    assert cli.main(["evaluate", "-m", "map", "-m", name, *extra, *files]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == f"jaxrank: error: ir_measures measure " \
+        f"{name!r}: {message}\n"
+
+
 def test_bpref_infap_judged_are_the_core_metrics():
   s, y = [[0.9, 0.8, 0.7, 0.1]], [[1, 0, 2, 0]]
   judged = [[True, True, True, False]]
@@ -226,7 +286,8 @@ def test_bpref_infap_judged_are_the_core_metrics():
 @pytest.mark.parametrize("name", sorted(set(RUN_NAMES + DENSE_NAMES + NEEDS_CORE + [
     "RBP", "RBP(p=0.8)", "RBP@10", "ERR", "NDCG@5", "Precision@3", "Recall@7", "BPref",
     "RPrec", "MAP", "MRR", " nDCG ( gains = {0: 0, 1: 1, 2: 3} ) @ 10 ", "SetF(rel=2,beta=0.5)",
-    "SetP(relative=True)", "P(judged_only=False)@5"])))
+    "SetP(relative=True)", "P(judged_only=False)@5", "NumRelRet(rel=1)", "NumRelRet(rel=3)",
+    "SetRelP(relative=True)", "SetRelP(rel=2,relative=False)"])))
 def test_the_grammar_reads_names_as_ir_measures_does(name):
   from ir_measures.measures.base import _NOT_PROVIDED
 

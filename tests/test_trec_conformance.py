@@ -74,7 +74,38 @@ def test_every_all_trec_measure_is_computed_or_listed_unsupported(capsys):
   golden = (DATA / "out.test.aq").read_text().splitlines()
   names = {_base(line.split("\t")[0].strip()) for line in golden}
   assert names <= set(_trec.MEASURES) | set(_trec.UNSUPPORTED)
-  assert set(_trec.MEASURES) <= names  # nothing invented beyond trec_eval's names
+  assert set(_trec.ALL_TREC) == names  # nothing invented beyond trec_eval's names
+  # trec_eval 10's measures outside its all_trec set
+  assert set(_trec.MEASURES) - set(_trec.ALL_TREC) == {"dcg", "ideal_dcg"}
+
+
+# Printed by trec_eval 10 (usnistgov/trec_eval f4253652, built from source), whose test suite
+# has no case for dcg and ideal_dcg (m_ndcg.c): `-q` with the arguments of each key.
+DCG_GOLDEN = {
+    "-m dcg -m ideal_dcg -m ndcg qrels.test results.test": {
+        "dcg": ["10.7146", "11.5085", "1.7549", "7.9927"],
+        "ideal_dcg": ["67.6459", "17.3927", "4.5436", "29.8607"],
+        "ndcg": ["0.1584", "0.6617", "0.3862", "0.4021"]},
+    "-c -M100 -m dcg -m ideal_dcg qrels.test results.trunc": {
+        "dcg": ["4.5355", "0.0000", "2.1489", "2.2281"],
+        "ideal_dcg": ["67.6459", "17.3927", "4.5436", "29.8607"]},
+    "-l2 -m ideal_dcg -m dcg qrels.rel_level results.test": {  # -l is ignored, as by ndcg
+        "dcg": ["11.0775", "34.5255", "2.9008", "16.1679"],
+        "ideal_dcg": ["79.3480", "52.1780", "7.9069", "46.4776"]},
+}
+
+
+@pytest.mark.parametrize("case", list(DCG_GOLDEN))
+def test_dcg_and_ideal_dcg_print_trec_eval_10s_lines(case, capsys):
+  """trec_eval 10's dcg (gain = grade over the retrieved documents, after -M) and ideal_dcg
+  (every positive judgment sorted, not cut by -M), in its print order; qrels-only queries
+  (-c) score dcg 0 and their ideal_dcg."""
+  golden = DCG_GOLDEN[case]
+  want = [f"{name:<22}\t{qid}\t{golden[name][i]}"
+          for i, qid in enumerate(["301", "302", "303", "all"]) for name in golden]
+  want = [line for line in want if "\tall\t" not in line] + [
+      line for line in want if "\tall\t" in line]
+  assert _run(["-q", *case.split()], capsys) == want
 
 
 def test_qrels_with_comments_read_like_plain_qrels():

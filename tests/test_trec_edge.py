@@ -520,3 +520,30 @@ def test_measures_that_need_the_order_refuse_tie_aware_policies(ties):
       _trec.evaluate_run(io.as_run(run), io.as_qrels(qrels), [request], ties=ties)
   (request,) = _trec.parse_measures(["map"])  # the others take every policy
   assert _trec.evaluate_run(io.as_run(run), io.as_qrels(qrels), [request], ties=ties).qids == ["q"]
+
+
+# ----------------------------------------------------------------------------------------------
+# trec_eval 10's dcg and ideal_dcg (m_ndcg.c; their lines on trec_eval's test files:
+# tests/test_trec_conformance.py).
+
+
+@pytest.mark.parametrize("ties", _trec.TIES)
+@pytest.mark.parametrize("options", [{}, {"complete": True, "max_docs": 3}, {"threshold": 3}])
+def test_dcg_and_ideal_dcg_under_every_tie_policy(ties, options):
+  """ideal_dcg: every positive judgment of the query sorted by grade, gain = grade (not cut by
+  -M, -l ignored, the same under every policy); dcg: ndcg times it (ndcg's numerator)."""
+  rng = random.Random(7)
+  run, qrels = {}, {}
+  for i in range(12):
+    docs = [f"d{d}" for d in rng.sample(range(30), 20)]
+    if i % 4 != 1:  # some queries only in the qrels
+      run[f"q{i}"] = {d: rng.randint(0, 3) / 2 for d in docs[:rng.randint(1, 12)]}
+    qrels[f"q{i}"] = {d: rng.randint(-1, 4) for d in docs[5:5 + rng.randint(1, 12)]}
+  out = jrn.evaluate_run(run, qrels, ["dcg", "ideal_dcg", "ndcg"], ties=ties, **options)
+  assert list(out["ideal_dcg"]) == sorted(q for q in qrels if q in run or "complete" in options)
+  for q, got in out["ideal_dcg"].items():
+    best = sorted((g for g in qrels[q].values() if g > 0), reverse=True)
+    assert got == pytest.approx(sum(g / math.log2(i + 2) for i, g in enumerate(best)), rel=1e-12)
+    assert out["dcg"][q] == pytest.approx(out["ndcg"][q] * got, rel=1e-9, abs=1e-12)
+    if q not in run:
+      assert out["dcg"][q] == 0.0

@@ -18,15 +18,19 @@ ir_measures' number:
   (:mod:`jaxrank._trec.evaluate`): ``SetP`` (``set_P``; ``relative=True``/``SetRelP``:
   ``set_relative_P``), ``SetR``, ``SetF`` (``beta=x``: trec_eval's ``set_F.x``, x not squared),
   ``SetAP`` (``set_map``), ``NumRet``, ``NumRelRet``/``NumRet(rel=r)`` (``num_rel_ret``),
-  ``NumRel``, ``NumQ``, ``IPrec@x`` (``iprec_at_recall``), ``Bpref``, ``infAP``;
+  ``IPrec@x`` (``iprec_at_recall``), ``Bpref``, ``infAP``; ``NumRel`` and ``NumQ`` are
+  trec_eval's ``num_rel`` and ``num_q`` counted per query, with ir_measures' 0 for a query only
+  in the qrels (``complete=True``), :data:`jaxrank._trec.evaluate.IR_COUNTS`;
 * the tie order of the provider on a run: trec_eval's (score, then doc id descending) for
   pytrec_eval and gdeval; doc id *ascending* for ``RR@k`` (msmarco) and ``Judged`` (judged);
   the run's own order for ``RBP(rel=r)`` (cwl_eval sorts by score only, stably).
 
 Parameters written in a name override the call's options; those not written keep them (the
-call's defaults are ir_measures' defaults). ``judged_only=True`` (trec_eval's ``-J``) is not
-supported; an unknown parameter, a wrong type or a value out of range is a ``ValueError``
-naming the measure and the parameter.
+call's defaults are ir_measures' defaults); an alias's parameters are replaced by those written
+(``NumRelRet(rel=2)`` is ``NumRet(rel=2)``, as in ir_measures). ``judged_only=True``
+(trec_eval's ``-J``) is not supported; an unknown parameter, a wrong type or a value out of
+range is a ``ValueError`` naming the measure and the parameter, and ir_measures' measures that
+jaxrank does not compute (:data:`NOT_COMPUTED`) are a ``ValueError`` that says so.
 
 Example:
   >>> from jaxrank._core import irnames as _irnames
@@ -95,16 +99,25 @@ MEASURES: dict[str, dict[str, Param]] = {
     "NumQ": {},
 }
 AT_PARAM = {"IPrec": "recall"}  # what `@` sets; "cutoff" for every other measure
-# ir_measures' other registered names: alias -> (measure, fixed parameters).
+# ir_measures' other registered names: alias -> (measure, its parameters; a parameter written in
+# the name replaces the alias's, as in ir_measures: NumRelRet(rel=2) is NumRet(rel=2)).
 ALIASES = {"MAP": ("AP", {}), "MRR": ("RR", {}), "NDCG": ("nDCG", {}),
            "Precision": ("P", {}), "Recall": ("R", {}), "BPref": ("Bpref", {}),
            "RPrec": ("Rprec", {}), "SetRelP": ("SetP", {"relative": True}),
            "NumRelRet": ("NumRet", {"rel": 1})}
+# ir_measures 0.4.3's other registered names, which jaxrank does not compute (an error that says
+# so): the intent-aware and diversity measures, cwl_eval's user models, Compat, Accuracy.
+NOT_COMPUTED = ("AP_IA", "Accuracy", "BPM", "Compat", "ERR_IA", "INSQ", "INST", "MAP_IA",
+                "NERR8", "NERR9", "NERR10", "NERR11", "NRBP", "P_IA", "SDCG", "StRecall",
+                "alpha_DCG", "alpha_nDCG", "nERR_IA", "nNRBP", "\u03b1_DCG", "\u03b1_nDCG")
+DOCS = "docs/ir-measures.md"  # where the accepted names are listed
 # The rank metrics: ir_measures' measure -> the metric table's record (its `ir_measures` field).
 CORE = {m.ir_measures: m.name for m in _table.METRICS.values() if m.ir_measures}
-# The measures that only runs and qrels have: measure -> trec_eval's measure.
+# The measures that only runs and qrels have: measure -> trec_eval's measure, or for NumRel and
+# NumQ jaxrank._trec.evaluate.IR_COUNTS' (trec_eval's num_rel and num_q, but 0 for a query only in the
+# qrels, as ir_measures reports those).
 TREC = {"SetP": "set_P", "SetR": "set_recall", "SetF": "set_F", "SetAP": "set_map",
-        "NumRet": "num_ret", "NumRel": "num_rel", "NumQ": "num_q", "IPrec": "iprec_at_recall",
+        "NumRet": "num_ret", "NumRel": "NumRel", "NumQ": "NumQ", "IPrec": "iprec_at_recall",
         "Bpref": "bpref", "infAP": "infAP"}
 ORDERS = ("trec", "ascending", "input")
 _RBP_DEPTH = 1000  # cwl_eval's max_n: RBP(rel=r) reads the top 1000 documents
@@ -132,23 +145,27 @@ class Target:
   order: str = "trec"
 
 
-_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*(?:\((.*)\))?\s*(?:@\s*([^@()]+?))?\s*")
+_NAME = re.compile(r"\s*([^\W\d]\w*)\s*(?:\((.*)\))?\s*(?:@\s*([^@()]+?))?\s*")
 _KEY = re.compile(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*=(.*)", re.DOTALL)
 
 
 def is_name(name: Any) -> bool:
   """Whether ``name`` is written as an ir_measures name (its measure, exact case, is one of
-  ir_measures' names); jaxrank's own names (``ndcg@10``, ``map``) are not.
+  ir_measures' names, :data:`NOT_COMPUTED` included); jaxrank's own names (``ndcg@10``,
+  ``map``) are not.
 
   Example:
     >>> from jaxrank._core import irnames as _irnames
     >>> _irnames.is_name("nDCG@10"), _irnames.is_name("ndcg@10"), _irnames.is_name("RBP(p=0.5)")
     (True, False, True)
+    >>> _irnames.is_name("P_IA@10")  # an ir_measures name that jaxrank does not compute
+    True
   """
   if not isinstance(name, str):
     return False
   match = _NAME.fullmatch(name)
-  return bool(match) and (match.group(1) in MEASURES or match.group(1) in ALIASES)
+  return bool(match) and (match.group(1) in MEASURES or match.group(1) in ALIASES
+                          or match.group(1) in NOT_COMPUTED)
 
 
 def _split(text: str) -> list[str]:
@@ -233,14 +250,18 @@ def params_of(name: str) -> tuple[str, dict[str, Any]] | None:
 
 
 def _written(name: str) -> tuple[str, dict[str, Any]] | None:
-  """``(measure, the parameters written in the name)``, checked; ``None`` when ``name`` is not
-  an ir_measures name."""
+  """``(measure, the parameters written in the name or set by its alias)``, checked; ``None``
+  when ``name`` is not an ir_measures name; an error for one of :data:`NOT_COMPUTED`."""
   if not is_name(name):
     return None
   match = _NAME.fullmatch(name)
   head, inside, at = match.groups()
-  measure, given = ALIASES.get(head, (head, {}))
-  given = dict(given)
+  if head in NOT_COMPUTED:
+    raise ValueError(f"ir_measures measure {name!r}: {head} is an ir_measures measure that "
+                     f"jaxrank does not compute (the ir_measures names it accepts are listed in "
+                     f"{DOCS})")
+  measure, fixed = ALIASES.get(head, (head, {}))
+  given: dict[str, Any] = {}  # written in the name
   declared = MEASURES[measure]
   if inside is not None and inside.strip():
     for part in _split(inside):
@@ -267,6 +288,7 @@ def _written(name: str) -> tuple[str, dict[str, Any]] | None:
       raise ValueError(f"ir_measures measure {name!r}: the cutoff after '@' must be a positive "
                        f"integer, got {text!r}")
     given[key] = _check(name, measure, key, _value(name, key, text))
+  given = {**fixed, **given}  # the alias's parameters, unless written
   for key, param in declared.items():
     if key not in given and param.required:
       raise ValueError(f"ir_measures measure {name!r}: {measure} needs its {key} "
@@ -412,6 +434,7 @@ def split_trec(specs) -> tuple[list[str], list[str]]:
     except ValueError:
       if not (is_name(spec) or is_jaxrank_name(spec)):
         raise
+      parse(spec)  # an ir_measures name's errors now, before any file is read
       others.append(spec)
     else:
       trec.append(spec)
@@ -492,7 +515,7 @@ def evaluate_run(run, qrels, names, requests=(), *, ties: str = "trec", threshol
     trec_of = {}
     for t in members:
       if t.trec:
-        (request,) = _trec.parse_measures([t.trec])
+        request = _trec.request_of(t.trec)
         trec_of[t.name] = request.names()[0]
         group_requests.append(request)
     specs = tuple(dict.fromkeys((t.core, t.k) for t in members if not t.trec))

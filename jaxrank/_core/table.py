@@ -130,11 +130,11 @@ _RECORDS = [
     >>> float(jaxrank.average_recall([[3.0, 2.0, 1.0]], [[0, 1, 1]])[0])
     0.75
 """),
-    Metric(name="dcg", formula=_formulas.dcg, options=('gain', 'discount'), soft="soft_dcg", doc=r"""Discounted cumulative gain at k.
+    Metric(name="dcg", formula=_formulas.dcg, options=('gain', 'discount'), soft="soft_dcg", trec=('dcg',), doc=r"""Discounted cumulative gain at k.
 
   .. math:: DCG@k = \sum_{i:\ \mathrm{rank}_i \le k} \mathrm{gain}(y_i)\,\mathrm{discount}(\mathrm{rank}_i)
 
-  ``gain="linear"`` (y; trec_eval, sklearn, Evidently), ``"exp2"`` (2^y - 1; Rax, metrax,
+  ``gain="linear"`` (y; trec_eval ``dcg``, sklearn, Evidently), ``"exp2"`` (2^y - 1; Rax, metrax,
   TF-Ranking, ranx ``ndcg_burges``) or a callable; ``discount`` defaults to
   :func:`jaxrank.log2_discount`. ``ties="average"`` equals sklearn's ``dcg_score``.
 

@@ -51,7 +51,8 @@ class Measure:
   rank core computes (``core``, from the metric table) reads the core's values unless it names
   its own; ``runid`` and ``num_q`` have none (their summary is the run's tag, the query count).
   ``needs_order``: the value needs a total order of each query's documents (prefix counts over
-  the ranked list), so the tie-aware policies cannot compute it.
+  the ranked list), so the tie-aware policies cannot compute it. ``all_trec``: in trec_eval's
+  ``all_trec`` set (trec_eval 10 leaves ``dcg`` and ``ideal_dcg`` out of it).
   """
 
   name: str
@@ -64,6 +65,7 @@ class Measure:
   official: bool = False
   host: calc.Host | None = None
   needs_order: bool = False
+  all_trec: bool = True
 
   def __post_init__(self):
     # The core metric computing this measure comes from the metric table (its `trec` names).
@@ -124,6 +126,11 @@ MEASURES = {m.name: m for m in [
     Measure("G", "Sum over retrieved documents of gain / log2(2 + cost so far - gain so far), "
             "cost = max(ideal gain, 1) per rank, over the total ideal gain (Moffat).",
             host=calc.gain_g, needs_order=True),
+    Measure("dcg", "DCG: sum over retrieved documents of grade / log2(rank + 1) (trec_eval 10; "
+            "ignores -l; not in all_trec).", all_trec=False),
+    Measure("ideal_dcg", "DCG of the ideal order: every positive judgment of the query sorted "
+            "by grade, gain = grade (trec_eval 10; not cut by -M; ignores -l; not in all_trec).",
+            host=calc.ideal_dcg, all_trec=False),
     Measure("ndcg", "NDCG, linear gain = grade, 1/log2(rank + 1) discount, ideal from every "
             "judged grade (not cut by -M; ignores -l)."),
     Measure("ndcg_rel", "Mean over relevant documents of NDCG at each one's rank (ideal cut "
@@ -160,14 +167,21 @@ MEASURES = {m.name: m for m in [
 
 # trec_eval measures jaxrank does not compute (listed in the docs and in `--help`).
 UNSUPPORTED = {
-    "ideal_dcg": "ideal DCG (trec_eval 10 only)",
-    "dcg": "DCG (trec_eval 10 only)",
     "yaap": "yet another AP (log-based)",
     "prefs_*": "preference judgments (-R prefs, qrels_prefs) and judgment groups (qrels_jg)",
-    "NAME.1=3,2=9": "gain parameters of ndcg, ndcg_cut, ndcg_rel, Rndcg, G; rbp.p=; "
-                    "11pt_avg levels (defaults only)",
+    "NAME.1=3,2=9": "gain parameters of dcg, ideal_dcg, ndcg, ndcg_cut, ndcg_rel, Rndcg, G; "
+                    "rbp.p=; 11pt_avg levels (defaults only)",
 }
-ALL_TREC = tuple(MEASURES)
+# ir_measures' NumQ and NumRel (jaxrank._core.irnames) per query: trec_eval's count for a query the
+# run has, 0 for one only in the qrels (-c), as ir_measures reports those; summed on the `all`
+# line. Not trec_eval measures (-m does not read these names); evaluated with them.
+IR_COUNTS = {m.name: m for m in [
+    Measure("NumQ", "1 per query the run has, 0 per query only in the qrels (-c).",
+            summary="sum", host=calc.in_run_count),
+    Measure("NumRel", "Relevant documents (rel >= -l) of a query the run has, 0 for a query "
+            "only in the qrels (-c).", summary="sum", host=calc.in_run_num_rel),
+]}
+ALL_TREC = tuple(name for name, m in MEASURES.items() if m.all_trec)
 OFFICIAL = tuple(name for name, m in MEASURES.items() if m.official)
 
 
@@ -233,6 +247,21 @@ def _parse_params(m: Measure, text: str, spec: str) -> tuple:
   if any(not 0 <= v <= 1000 for v in values):
     raise ValueError(f"measure {spec!r}: levels must be numbers from 0 to 1000")
   return tuple(sorted(set(values)))
+
+
+def request_of(spec: str) -> Request:
+  """The one request of a trec_eval ``-m`` spec that names one measure (``"set_F.2.0"``), or of
+  one of :data:`IR_COUNTS`' names.
+
+  Example:
+    >>> from jaxrank._trec import evaluate as _trec
+    >>> _trec.request_of("set_F.2.0").params, _trec.request_of("NumQ").names()
+    ((2.0,), ['NumQ'])
+  """
+  if spec in IR_COUNTS:
+    return Request(IR_COUNTS[spec])
+  (request,) = parse_measures([spec])
+  return request
 
 
 def parse_measures(specs: Sequence[str]) -> list[Request]:
@@ -419,7 +448,8 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
       tie-aware policy of the rank core (``"average"``, ``"optimistic"``, ``"pessimistic"``).
     float32: compare scores as float32 (pytrec_eval) instead of float64 (trec_eval 10).
     max_docs: keep the top ``max_docs`` documents of each query (trec_eval ``-M``).
-    complete: evaluate every qrels query, absent ones scoring 0 (trec_eval ``-c``).
+    complete: evaluate every qrels query, absent ones scoring 0 but for ``num_rel`` and
+      ``ideal_dcg`` (trec_eval ``-c``).
     threshold: relevant means grade >= threshold (trec_eval ``-l``); NDCG ignores it.
     core_specs, options: extra rank-core metrics ``(name, k)`` (jaxrank's names) and the
       :class:`~jaxrank._core.formulas.Options` they use; their values are in ``Result.core``.

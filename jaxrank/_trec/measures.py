@@ -85,6 +85,18 @@ def num_rel(b: Block, params: tuple) -> Values:
   return [b.num_rel.astype(np.int64)]
 
 
+def in_run_count(b: Block, params: tuple) -> Values:
+  """1 for a query the run retrieves documents for, 0 for one only in the qrels (``-c``):
+  ir_measures' ``NumQ`` per query."""
+  return [(b.counts > 0).astype(np.int64)]
+
+
+def in_run_num_rel(b: Block, params: tuple) -> Values:
+  """R for a query the run retrieves documents for, 0 for one only in the qrels (``-c``):
+  ir_measures' ``NumRel`` per query (trec_eval's ``num_rel`` is R for both)."""
+  return [np.where(b.counts > 0, b.num_rel, 0).astype(np.int64)]
+
+
 def num_rel_ret(b: Block, params: tuple) -> Values:
   """Relevant documents retrieved."""
   return [b.rel.sum(1).astype(np.int64)]
@@ -249,6 +261,21 @@ def _dcg_tables(G, counts, jq, jrel):
   dcg = np.concatenate([np.zeros((nq, 1)), np.cumsum(gains * disc[:G.shape[1]], axis=1)],
                        axis=1)
   return dcg, idcg, ideal, npos, gains
+
+
+def ideal_dcg(b: Block, params: tuple) -> Values:
+  """trec_eval 10's ideal_dcg: the DCG of every positive judgment of the query sorted by grade,
+  gain = grade, 1 / log2(rank + 1), added in that order (not cut by ``-M``; ``-l`` ignored)."""
+  nq = b.counts.size
+  positive = b.jrel > 0
+  q, g = b.jq[positive], b.jrel[positive]
+  order = np.lexsort((-g, q))
+  q, g = q[order], g[order]
+  npos = np.bincount(q, minlength=nq)
+  at = np.arange(q.size) - (np.cumsum(npos) - npos)[q]  # rank - 1 in the ideal order
+  terms = np.zeros((nq, max(int(npos.max()) if nq else 0, 1)))
+  terms[q, at] = g / np.log2(at + 2.0)  # trec_eval's gain / log2(i + 2)
+  return [np.cumsum(terms, axis=1)[:, -1]]  # added in rank order, as trec_eval
 
 
 def rndcg(b: Block, params: tuple) -> Values:

@@ -178,7 +178,8 @@ def _parser() -> argparse.ArgumentParser:
                   "or jaxrank's (err@20, rbp@10, mrr)")
   ev.add_argument("-q", "--per-query", action="store_true", help="print per-query values too")
   ev.add_argument("-c", "--complete", action="store_true",
-                  help="average over every qrels query; queries missing from the run score 0")
+                  help="average over every qrels query; queries missing from the run score 0 "
+                  "(but num_rel and ideal_dcg: their judgments' values, as trec_eval)")
   ev.add_argument("-M", "--max-docs", type=int, metavar="N",
                   help="keep the top N documents of each query")
   ev.add_argument("-l", "--level", type=int, default=1, metavar="N",

@@ -1040,7 +1040,8 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
       ``"pessimistic"`` (exact expectation or bounds over tied orders; jaxrank metrics only).
     float32: compare scores as float32, as pytrec_eval does (default float64, as trec_eval 10).
     max_docs: keep the top ``max_docs`` of each query (trec_eval ``-M``).
-    complete: also evaluate qrels queries absent from the run, as 0 (trec_eval ``-c``);
+    complete: also evaluate qrels queries absent from the run, as 0 (trec_eval ``-c``; its
+      ``num_rel`` and ``ideal_dcg`` keep their values from the judgments, as trec_eval 10's);
       otherwise queries are those of the qrels that the run has (run queries without
       judgments are ignored).
     threshold: relevant means grade >= threshold (trec_eval ``-l``); NDCG ignores it.
