@@ -372,7 +372,7 @@ def _file_size(path: str) -> int:
 def evaluate_command(args: argparse.Namespace) -> str:
   """Runs ``jaxrank evaluate`` and returns the complete output text."""
   from jaxrank import io
-  from jaxrank._core import irnames as _irnames
+  from jaxrank._trec import irnames as _runnames
   from jaxrank._trec import evaluate as _trec
 
   if args.example:
@@ -388,7 +388,7 @@ def evaluate_command(args: argparse.Namespace) -> str:
                      f"got {args.chunk_lines}")
   check_cut_and_level(args)
   specs = args.measure or ["official"]
-  trec_specs, names = _irnames.split_trec(specs)  # trec_eval's measures; ir_measures', jaxrank's
+  trec_specs, names = _runnames.split_trec(specs)  # trec_eval's measures; ir_measures', jaxrank's
   requests = _trec.parse_measures(trec_specs) if trec_specs else []
   if names and args.chunk_lines:
     raise ValueError(f"--chunk-lines evaluates trec_eval measures only, got {names[0]!r}")
@@ -432,7 +432,7 @@ def evaluate_command(args: argparse.Namespace) -> str:
       progress.note(f"reading {args.run}")
       run = io.read_run(args.run)
       threshold = options.pop("threshold")
-      result = _irnames.evaluate_run(run, qrels, names, requests, progress=progress,
+      result = _runnames.evaluate_run(run, qrels, names, requests, progress=progress,
                                      threshold=threshold, where="`jaxrank evaluate`", **options)
   finally:
     progress.close()

@@ -39,6 +39,7 @@ from jaxrank._trec import chunked as _chunked
 from jaxrank._core import evaluate as _evaluate
 from jaxrank._host import ranker as _hostrank
 from jaxrank._core import irnames as _irnames
+from jaxrank._trec import irnames as _runnames
 from jaxrank._core import options as _options
 from jaxrank._core import ranks as _ranks
 from jaxrank._trec import evaluate as _trec
@@ -1076,7 +1077,7 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
   others = []  # jaxrank's names and ir_measures' (the options written in them apply to them)
   for name in metrics:
     trec = name in _trec.MEASURES or not (_irnames.is_name(name)
-                                             or _irnames.is_jaxrank_name(name))
+                                             or _runnames.is_jaxrank_name(name))
     if not trec:
       plan.append((name, name))
       others.append(name)
@@ -1101,7 +1102,7 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
     except io.NeedsFullRead:  # equal hashes: every document coded
       result = chunks(False)
   else:
-    result = _irnames.evaluate_run(io.as_run(run), qrels, others, requests, ties=ties,
+    result = _runnames.evaluate_run(io.as_run(run), qrels, others, requests, ties=ties,
                                    threshold=threshold, given=options, float32=float32,
                                    max_docs=max_docs, complete=complete, unique_docs=unique)
   out: _Result = {}
