@@ -585,7 +585,7 @@ def plot_summary(report: Report, path: str | os.PathLike | None = None, *,
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
   """Registers ``jaxrank compare`` on the ``jaxrank`` command's subparsers."""
-  from jaxrank._trec import evaluate as _trec
+  from jaxrank._trec import table as _trec
   p = subparsers.add_parser(
       "compare", help="compare runs on the same queries, with significance tests",
       description="Evaluate several runs against one qrels file and compare them: one row per "

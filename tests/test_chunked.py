@@ -12,7 +12,8 @@ import pytest
 
 from jaxrank import cli, io
 from jaxrank._trec import chunked as _chunked
-from jaxrank._trec import evaluate as _trec
+from jaxrank._trec import table as _trec
+from jaxrank._trec import run as _run
 
 DATA = Path(__file__).parent / "data" / "trec_eval"
 
@@ -97,7 +98,7 @@ def test_ir_measures_counts_per_query_in_chunks(tmp_path, complete):
   qrels_file, run_file = _random_files(tmp_path, 2)
   qrels, run = io.read_qrels(qrels_file), io.read_run(run_file)
   asked = [_trec.request_of(n) for n in ("NumQ", "NumRel", "num_rel", "num_q")]
-  whole = _trec.evaluate_run(run, qrels, asked, complete=complete)
+  whole = _run.evaluate_requests(run, qrels, asked, complete=complete)
   for lines in (1, 40):
     chunked = _chunked.evaluate_chunks(io.iter_run_chunks(run_file, max_lines=lines), qrels,
                                        asked, complete=complete)

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from jaxrank import cli
-from jaxrank._trec import evaluate as _trec
+from jaxrank._trec import table as _trec
 
 
 def run_cli(capsys, *args):

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from jaxrank import cli, io
-from jaxrank._trec import evaluate as _trec
+from jaxrank._trec import table as _trec
+from jaxrank._trec import run as _run
 from jaxrank import numpy as jrn
 
 QRELS = "q1 0 a 1\nq1 0 b 0\nq1 0 c 2\nq2 0 x 1\n"
@@ -158,7 +159,7 @@ def test_python_api_errors(kwargs, error, message, api):
     if api == "numpy":
       jrn.evaluate_run(run, qrels, metrics, **kwargs)
     else:
-      _trec.evaluate_run(io.as_run(run), io.as_qrels(qrels), _trec.parse_measures(metrics),
+      _run.evaluate_requests(io.as_run(run), io.as_qrels(qrels), _trec.parse_measures(metrics),
                          **kwargs)
   assert "\n" not in str(e.value)
 

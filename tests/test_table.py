@@ -11,7 +11,7 @@ from jaxrank import linkpred
 from jaxrank._core import metrics as _metrics
 from jaxrank._core import options as _options
 from jaxrank._core import table as _table
-from jaxrank._trec import evaluate as _trec
+from jaxrank._trec import table as _trec
 from metric_table import NAMES
 from reference import reference
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from jaxrank import cli
-from jaxrank._trec import evaluate as _trec
+from jaxrank._trec import table as _trec
 
 DATA = Path(__file__).resolve().parent / "data" / "trec_eval"
 

@@ -16,7 +16,8 @@ import pytest
 
 from jaxrank import cli, io
 from jaxrank._host import ranker as _hostrank
-from jaxrank._trec import evaluate as _trec
+from jaxrank._trec import table as _trec
+from jaxrank._trec import run as _run
 from jaxrank import numpy as jrn
 from test_cli import run_cli, write
 
@@ -126,7 +127,7 @@ def test_every_value_equals_pytrec_evals_doubles(seed):
   run, qrels = random_trec(seed, queries=40)
   ref = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC_MEASURES)).evaluate(run)
   requests = _trec.parse_measures(PYTREC_MEASURES + ["iprec_at_recall", "11pt_avg"])
-  got = _trec.evaluate_run(io.as_run(run), io.as_qrels(qrels), requests, float32=True)
+  got = _run.evaluate_requests(io.as_run(run), io.as_qrels(qrels), requests, float32=True)
   assert sorted(got.qids) == sorted(ref)
   checked = 0
   for name, v in got.per_query.items():
@@ -246,7 +247,7 @@ def test_no_common_query_is_an_error_naming_both(run, qrels, reduce):
   message = str(e.value)
   assert repr(first_run) in message and repr(first_qrels) in message and "\n" not in message
   with pytest.raises(ValueError, match="no query of the run"):
-    _trec.evaluate_run(io.as_run(run), io.as_qrels(qrels), _trec.parse_measures(["map"]))
+    _run.evaluate_requests(io.as_run(run), io.as_qrels(qrels), _trec.parse_measures(["map"]))
   # with complete=True every qrels query is evaluated (absent ones score 0): not an error
   out = jrn.evaluate_run(run, qrels, ["map"], complete=True)
   assert out["map"] == {q: 0.0 for q in sorted(qrels)}
@@ -332,7 +333,7 @@ def test_many_relevant_documents_cost_what_a_sort_costs(ties):
   run, qrels = _big_query(100_000, 50_000)
   requests = _trec.parse_measures(["map", "P.10", "recall.1000", "ndcg", "Rprec"])
   start = time.perf_counter()
-  got = _trec.evaluate_run(run, qrels, requests, ties=ties)
+  got = _run.evaluate_requests(run, qrels, requests, ties=ties)
   took = time.perf_counter() - start
   assert took < 20, took
   order = np.argsort(-run.score, kind="stable")  # distinct scores: every policy agrees
@@ -402,7 +403,7 @@ def test_one_long_query_does_not_pad_the_others():
                                    "num_rel_ret", "relstring"])
   tracemalloc.start()
   try:
-    got = _trec.evaluate_run(run, qrels, requests)
+    got = _run.evaluate_requests(run, qrels, requests)
     peak = tracemalloc.get_traced_memory()[1]
   finally:
     tracemalloc.stop()
@@ -423,7 +424,7 @@ def test_one_query_is_not_padded_like_many():
 
   _hostrank._kernel = spy
   try:
-    _trec.evaluate_run(run, qrels, _trec.parse_measures(["map"]))
+    _run.evaluate_requests(run, qrels, _trec.parse_measures(["map"]))
   finally:
     _hostrank._kernel = real
   assert shapes == [(1, 12288)]  # 10,000 slots padded to the next 1.5 x 2**k
@@ -490,7 +491,7 @@ def test_empty_run_with_complete_under_every_tie_policy(ties):
   # -c with a run of no lines: every qrels query scores 0 (the tie-aware policies crashed).
   run = io.read_run(b"")
   qrels = io.read_qrels(b"q1 0 a 1\nq2 0 b 2\n")
-  out = _trec.evaluate_run(run, qrels, _trec.parse_measures(["map", "ndcg", "num_rel"]),
+  out = _run.evaluate_requests(run, qrels, _trec.parse_measures(["map", "ndcg", "num_rel"]),
                            ties=ties, complete=True)
   assert out.per_query["map"].tolist() == [0.0, 0.0]
   assert out.summary["num_rel"] == 2
@@ -517,9 +518,9 @@ def test_measures_that_need_the_order_refuse_tie_aware_policies(ties):
   for name in needs:
     (request,) = _trec.parse_measures([name])
     with pytest.raises(ValueError, match=f"measure {name!r} needs an order of the documents"):
-      _trec.evaluate_run(io.as_run(run), io.as_qrels(qrels), [request], ties=ties)
+      _run.evaluate_requests(io.as_run(run), io.as_qrels(qrels), [request], ties=ties)
   (request,) = _trec.parse_measures(["map"])  # the others take every policy
-  assert _trec.evaluate_run(io.as_run(run), io.as_qrels(qrels), [request], ties=ties).qids == ["q"]
+  assert _run.evaluate_requests(io.as_run(run), io.as_qrels(qrels), [request], ties=ties).qids == ["q"]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -15,12 +15,12 @@ ir_measures' number:
   is ``gain="exp2"`` (gdeval), ``RBP``'s ``p=`` is ``persistence``, ``RBP(rel=r)`` is binary
   (cwl_eval: the top 1000 documents, so ``k=1000``) and ``RBP`` without ``rel`` graded;
 * the set and count measures exist on runs and qrels only and go to trec_eval's catalogue
-  (:mod:`jaxrank._trec.evaluate`): ``SetP`` (``set_P``; ``relative=True``/``SetRelP``:
+  (:mod:`jaxrank._trec.table`): ``SetP`` (``set_P``; ``relative=True``/``SetRelP``:
   ``set_relative_P``), ``SetR``, ``SetF`` (``beta=x``: trec_eval's ``set_F.x``, x not squared),
   ``SetAP`` (``set_map``), ``NumRet``, ``NumRelRet``/``NumRet(rel=r)`` (``num_rel_ret``),
   ``IPrec@x`` (``iprec_at_recall``), ``Bpref``, ``infAP``; ``NumRel`` and ``NumQ`` are
   trec_eval's ``num_rel`` and ``num_q`` counted per query, with ir_measures' 0 for a query only
-  in the qrels (``complete=True``), :data:`jaxrank._trec.evaluate.IR_COUNTS`;
+  in the qrels (``complete=True``), :data:`jaxrank._trec.table.IR_COUNTS`;
 * the tie order of the provider on a run: trec_eval's (score, then doc id descending) for
   pytrec_eval and gdeval; doc id *ascending* for ``RR@k`` (msmarco) and ``Judged`` (judged);
   the run's own order for ``RBP(rel=r)`` (cwl_eval sorts by score only, stably).
@@ -114,7 +114,7 @@ DOCS = "docs/ir-measures.md"  # where the accepted names are listed
 # The rank metrics: ir_measures' measure -> the metric table's record (its `ir_measures` field).
 CORE = {m.ir_measures: m.name for m in _table.METRICS.values() if m.ir_measures}
 # The measures that only runs and qrels have: measure -> trec_eval's measure, or for NumRel and
-# NumQ jaxrank._trec.evaluate.IR_COUNTS' (trec_eval's num_rel and num_q, but 0 for a query only in the
+# NumQ jaxrank._trec.table.IR_COUNTS' (trec_eval's num_rel and num_q, but 0 for a query only in the
 # qrels, as ir_measures reports those).
 TREC = {"SetP": "set_P", "SetR": "set_recall", "SetF": "set_F", "SetAP": "set_map",
         "NumRet": "num_ret", "NumRel": "NumRel", "NumQ": "NumQ", "IPrec": "iprec_at_recall",

@@ -9,7 +9,7 @@ link-prediction names, and its docstring (math and a runnable example). From :da
   the metric reads) and these docstrings;
 * :mod:`jaxrank._core.evaluate` parses metric names (:data:`ALIASES`);
 * :func:`jaxrank._core.evaluate.compute_ranks` dispatches on the records' formulas, :mod:`jaxrank._soft.metrics` checks its soft
-  functions against ``soft``, :mod:`jaxrank._trec.evaluate` maps trec_eval measures to formulas
+  functions against ``soft``, :mod:`jaxrank._trec.table` maps trec_eval measures to formulas
   (:data:`TREC`) and :mod:`jaxrank.linkpred` its metric names (:data:`LINKPRED`);
 * the tests read :data:`NAMES` for their metric lists.
 

@@ -2,7 +2,7 @@
 
 :func:`evaluate_chunks` takes the run as chunks of whole queries
 (:func:`jaxrank.io.iter_run_chunks`) and evaluates each against the judgments of its own queries
-with :func:`jaxrank._trec.evaluate.evaluate_run`. A query's values depend on its own documents and
+with :func:`jaxrank._trec.run.evaluate_requests`. A query's values depend on its own documents and
 judgments only (its rank order, its R, its ideal DCG), so each chunk gives its queries' values;
 what the chunks cannot give alone is combined here, the way the whole-file evaluation does it:
 
@@ -20,7 +20,7 @@ what the chunks cannot give alone is combined here, the way the whole-file evalu
 
 Memory holds the qrels, one chunk of the run and a few numbers per query; time is the whole
 file's (each chunk is evaluated on the judgments of its queries only, and the compiled kernels
-are shared between chunks). One limit, from :mod:`jaxrank._trec.evaluate`: a few values (``11pt_avg``'s
+are shared between chunks). One limit, from :mod:`jaxrank._trec.run`: a few values (``11pt_avg``'s
 mean over levels, the kernel's sums for ``ndcg_cut``) are rounded differently depending on the
 padded shape of the batch of queries they are computed in, so a per-query value can differ from
 the whole file's in its last bit; trec_eval's 4 decimals do not show it (outside an exact
@@ -34,13 +34,14 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from jaxrank._trec import evaluate as _trec
+from jaxrank._trec import run as _run
+from jaxrank._trec.table import Request
 from jaxrank.io import Ids, Qrels, Run
 
 __all__ = ["evaluate_chunks"]
 
 
-def _keeping_values(requests: Sequence[_trec.Request]) -> list[_trec.Request]:
+def _keeping_values(requests: Sequence[Request]) -> list[Request]:
   """The requests, with the per-query values of the geometric means kept (their ``all`` line is
   computed here, from those values)."""
   return [dataclasses.replace(r, measure=dataclasses.replace(r.measure, per_query=True))
@@ -86,15 +87,15 @@ def _queries_only(qids: list[str], tag: str) -> Run:
              docid_vocab=doc, score=np.zeros(codes.size), tag=tag)
 
 
-def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[_trec.Request], *,
+def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[Request], *,
                     ties: str = "trec", float32: bool = False, max_docs: int | None = None,
                     complete: bool = False, threshold: int = 1,
                     progress: Callable[[int], None] | None = None,
                     sources: tuple[str, str] = ("run", "qrels"),
                     uncoded: bool = False, unique_docs: bool = False,
-                    options=None) -> _trec.Result:
+                    options=None) -> _run.Result:
   """Evaluates a run given as chunks of whole queries; the result of
-  :func:`jaxrank._trec.evaluate.evaluate_run` on the whole run (see the module docstring).
+  :func:`jaxrank._trec.run.evaluate_requests` on the whole run (see the module docstring).
 
   .. math::
 
@@ -106,21 +107,21 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[_tre
     chunks: the run as :class:`~jaxrank.io.Run` s holding whole queries (a query in one chunk
       only), e.g. ``io.iter_run_chunks(path)``; the last one's ``tag`` is the ``runid``.
     qrels, requests, ties, float32, max_docs, complete, threshold, sources: as
-      :func:`jaxrank._trec.evaluate.evaluate_run`.
+      :func:`jaxrank._trec.run.evaluate_requests`.
     progress: called after each chunk with the number of run lines evaluated so far.
     uncoded: the chunks come from :func:`jaxrank.io.iter_judged_run_chunks` or
       :func:`jaxrank.io.iter_dict_chunks` with qrels (the last id of each one's ``docid_vocab``
       stands for the documents it did not code).
-    unique_docs, options: as :func:`jaxrank._trec.evaluate.evaluate_run` (the chunks of a dict,
+    unique_docs, options: as :func:`jaxrank._trec.run.evaluate_requests` (the chunks of a dict,
       :func:`jaxrank.io.iter_dict_chunks`, list no document twice).
 
   Example:
     >>> from jaxrank import io
     >>> from jaxrank._trec import chunked as _chunked
-    >>> from jaxrank._trec import evaluate as _trec
+    >>> from jaxrank._trec import table
     >>> text = b"a Q0 x 1 3 t\\na Q0 y 2 2 t\\nb Q0 x 1 1 t\\nc Q0 z 1 1 u\\n"
     >>> qrels = io.read_qrels(b"a 0 y 1\\nb 0 y 1\\nc 0 z 2\\n")
-    >>> asked = _trec.parse_measures(["map", "num_q", "runid"])
+    >>> asked = table.parse_measures(["map", "num_q", "runid"])
     >>> res = _chunked.evaluate_chunks(io.iter_run_chunks(text, max_lines=1), qrels, asked)
     >>> res.qids, res.per_query["map"].tolist(), res.summary
     (['a', 'b', 'c'], [0.5, 0.0, 1.0], {'runid': 'u', 'num_q': 3, 'map': 0.5})
@@ -132,7 +133,7 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[_tre
   options = {"ties": ties, "float32": float32, "max_docs": max_docs, "threshold": threshold,
              "sources": sources, "shapes": [],  # one kernel shape for most chunks
              "options": options, "unique_docs": unique_docs}
-  parts: list[tuple[np.ndarray, _trec.Result]] = []  # (qrels codes of its queries, values)
+  parts: list[tuple[np.ndarray, _run.Result]] = []  # (qrels codes of its queries, values)
   unjudged: list[str] | None = []  # the run's queries while none has judgments (for the error)
   tag, lines = "jaxrank", 0
   for run in chunks:
@@ -148,7 +149,7 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[_tre
     if judged.size:
       unjudged = None
       done[judged] = True
-      result = _trec.evaluate_run(run, judgments.of(judged), asked, complete=False, **options,
+      result = _run.evaluate_requests(run, judgments.of(judged), asked, complete=False, **options,
                                   uncoded=len(run.docid_vocab) - 1 if uncoded else None)
       parts.append((qv.index(Ids.from_strings(result.qids)[0]), result))
     if progress is not None:
@@ -156,20 +157,20 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[_tre
   missing = np.flatnonzero(~done)
   if complete and missing.size:  # the qrels queries the run never retrieved for
     # No document, no tie: any policy gives these queries the same values. (An ordered one:
-    # _trec.evaluate_run's tie groups fail on a run without rows.)
-    result = _trec.evaluate_run(_empty_run(tag), judgments.of(missing), asked, complete=True,
+    # _run.evaluate_requests' tie groups fail on a run without rows.)
+    result = _run.evaluate_requests(_empty_run(tag), judgments.of(missing), asked, complete=True,
                                 **{**options, "ties": "trec"})
     parts.append((qv.index(Ids.from_strings(result.qids)[0]), result))
   if not parts:  # nothing to evaluate: the whole file's error, from the whole file's code
-    return _trec.evaluate_run(_queries_only(unjudged or [], tag), qrels, requests,
+    return _run.evaluate_requests(_queries_only(unjudged or [], tag), qrels, requests,
                               complete=complete, **options)
   return _combine(parts, requests, qrels, tag, complete)
 
 
-def _combine(parts: list[tuple[np.ndarray, _trec.Result]], requests: Sequence[_trec.Request],
-             qrels: Qrels, tag: str, complete: bool) -> _trec.Result:
-  """One :class:`~jaxrank._trec.evaluate.Result` from the chunks' results: queries in strcmp order, then
-  the ``all`` lines as :func:`jaxrank._trec.evaluate.evaluate_run` computes them."""
+def _combine(parts: list[tuple[np.ndarray, _run.Result]], requests: Sequence[Request],
+             qrels: Qrels, tag: str, complete: bool) -> _run.Result:
+  """One :class:`~jaxrank._trec.run.Result` from the chunks' results: queries in strcmp order, then
+  the ``all`` lines as :func:`jaxrank._trec.run.evaluate_requests` computes them."""
   codes = np.concatenate([c for c, _ in parts])
   order = np.argsort(qrels.qid_vocab.byte_rank()[codes], kind="stable")
   qids = [q for _, r in parts for q in r.qids]
@@ -178,9 +179,9 @@ def _combine(parts: list[tuple[np.ndarray, _trec.Result]], requests: Sequence[_t
   def joined(values: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(values)[order]
 
-  per_query, summary, integer = _trec.summarize(
+  per_query, summary, integer = _run.summarize(
       lambda r: [joined([res.per_query[name] for _, res in parts]) for name in r.names()],
       requests, nq, tag, qrels, complete)
   core = {key: joined([res.core[key] for _, res in parts]) for key in parts[0][1].core}
-  return _trec.Result(qids=[qids[i] for i in order], per_query=per_query, summary=summary,
+  return _run.Result(qids=[qids[i] for i in order], per_query=per_query, summary=summary,
                       integer=integer, core=core, names=[n for r in requests for n in r.names()])

@@ -1,9 +1,9 @@
-"""ir_measures' and jaxrank's metric names on runs and qrels (:func:`evaluate_run`), for
+"""ir_measures' and jaxrank's metric names on runs and qrels (:func:`evaluate_names`), for
 :func:`jaxrank.numpy.evaluate_run` and ``jaxrank evaluate``.
 
 The grammar of ir_measures' names and what each computes (:class:`~jaxrank._core.irnames.Target`)
 are the rank core's (:mod:`jaxrank._core.irnames`); here a name meets a run: the measures that
-only runs and qrels have go to trec_eval's catalogue (:mod:`jaxrank._trec.evaluate`), each
+only runs and qrels have go to trec_eval's catalogue (:mod:`jaxrank._trec.table`), each
 provider's tie order is applied to the run, and names that share a level, a grade map, an order
 and their written options share one evaluation.
 """
@@ -19,7 +19,8 @@ from jaxrank import io
 from jaxrank._core import evaluate as _evaluate
 from jaxrank._core import options as _options
 from jaxrank._core.irnames import Target, available, is_name, map_grades, not_in_core, parse
-from jaxrank._trec import evaluate as _trec
+from jaxrank._trec import run as _run
+from jaxrank._trec import table
 
 
 def is_jaxrank_name(name: str) -> bool:
@@ -50,7 +51,7 @@ def split_trec(specs) -> tuple[list[str], list[str]]:
   trec, others = [], []
   for spec in specs:
     try:
-      _trec.parse_measures([spec])
+      table.parse_measures([spec])
     except ValueError:
       if not (is_name(spec) or is_jaxrank_name(spec)):
         raise
@@ -90,22 +91,22 @@ def _mapped(qrels, gains):
                   rel=map_grades(qrels.rel, gains))
 
 
-def evaluate_run(run, qrels, names, requests=(), *, ties: str = "trec", threshold: int = 1,
-                 given: dict[str, Any] | None = None, where: str = "jaxrank.numpy.evaluate_run",
-                 progress=None, **run_options):
+def evaluate_names(run, qrels, names, requests=(), *, ties: str = "trec", threshold: int = 1,
+                   given: dict[str, Any] | None = None,
+                   where: str = "jaxrank.numpy.evaluate_run", progress=None, **run_options):
   """Evaluates trec_eval ``requests`` and ``names`` (ir_measures' or jaxrank's) on a run.
 
   Names that share a level, a grade map, a tie order and the options written in them share one
   evaluation (usually all of them; the trec ``requests`` go with the call's own). Returns a
-  :class:`jaxrank._trec.evaluate.Result` whose keys are the requests' printed names, then each name as
-  written; ``given`` are the call's formula options (``gain=``, ``empty=``, ...).
+  :class:`jaxrank._trec.run.Result` whose keys are the requests' printed names, then each name
+  as written; ``given`` are the call's formula options (``gain=``, ``empty=``, ...).
 
   Example:
     >>> from jaxrank import io
     >>> from jaxrank._trec import irnames as _irnames
     >>> run = io.as_run({"q1": {"a": 0.5, "b": 0.5, "c": 0.1}})
     >>> qrels = io.as_qrels({"q1": {"a": 1, "c": 2}})
-    >>> out = _irnames.evaluate_run(run, qrels, ["RR", "RR@2", "P(rel=2)@3", "NumRet"])
+    >>> out = _irnames.evaluate_names(run, qrels, ["RR", "RR@2", "P(rel=2)@3", "NumRet"])
     >>> {n: round(float(v[0]), 4) for n, v in out.per_query.items()}  # RR@k: ties doc id up
     {'RR': 0.5, 'RR@2': 1.0, 'P(rel=2)@3': 0.3333, 'NumRet': 3.0}
   """
@@ -126,15 +127,15 @@ def evaluate_run(run, qrels, names, requests=(), *, ties: str = "trec", threshol
     trec_of = {}
     for t in members:
       if t.trec:
-        request = _trec.request_of(t.trec)
+        request = table.request_of(t.trec)
         trec_of[t.name] = request.names()[0]
         group_requests.append(request)
     specs = tuple(dict.fromkeys((t.core, t.k) for t in members if not t.trec))
     group_ties = ties if order == "trec" else "first"
     options = _options.make_options(**{
         **given, "threshold": level, **{k: v for k, v in own if k != "set_F"},
-        "ties": "first" if group_ties in _trec.ORDERED else group_ties})
-    result = _trec.evaluate_run(
+        "ties": "first" if group_ties in table.ORDERED else group_ties})
+    result = _run.evaluate_requests(
         _ascending(run) if order == "ascending" else run,
         qrels if gains is None else _mapped(qrels, gains),
         group_requests, ties=group_ties, threshold=level, core_specs=specs, options=options,
@@ -162,6 +163,7 @@ def evaluate_run(run, qrels, names, requests=(), *, ties: str = "trec", threshol
         per_query[t.name] = v
         summary[t.name] = sum(v.tolist()) / v.size if v.size else 0.0  # in query order
   order = printed + [n for n in names if n not in printed]
-  return _trec.Result(qids=qids or [], per_query={n: per_query[n] for n in order if n in per_query},
-                      summary={n: summary[n] for n in order if n in summary}, integer=integer,
-                      names=order)
+  return _run.Result(qids=qids or [],
+                     per_query={n: per_query[n] for n in order if n in per_query},
+                     summary={n: summary[n] for n in order if n in summary}, integer=integer,
+                     names=order)

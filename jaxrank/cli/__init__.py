@@ -156,7 +156,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
   from jaxrank import compare
-  from jaxrank._trec import evaluate as _trec
+  from jaxrank._trec import table as _trec
 
   top = _Parser(prog="jaxrank", description="Ranking evaluation on jaxrank's rank core.")
   sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -373,7 +373,7 @@ def evaluate_command(args: argparse.Namespace) -> str:
   """Runs ``jaxrank evaluate`` and returns the complete output text."""
   from jaxrank import io
   from jaxrank._trec import irnames as _runnames
-  from jaxrank._trec import evaluate as _trec
+  from jaxrank._trec import table as _trec
 
   if args.example:
     if args.qrels or args.run:
@@ -432,8 +432,8 @@ def evaluate_command(args: argparse.Namespace) -> str:
       progress.note(f"reading {args.run}")
       run = io.read_run(args.run)
       threshold = options.pop("threshold")
-      result = _runnames.evaluate_run(run, qrels, names, requests, progress=progress,
-                                     threshold=threshold, where="`jaxrank evaluate`", **options)
+      result = _runnames.evaluate_names(run, qrels, names, requests, progress=progress,
+                                       threshold=threshold, where="`jaxrank evaluate`", **options)
   finally:
     progress.close()
   return _render(result, args.format, args.per_query)

@@ -40,9 +40,10 @@ from jaxrank._core import evaluate as _evaluate
 from jaxrank._host import ranker as _hostrank
 from jaxrank._core import irnames as _irnames
 from jaxrank._trec import irnames as _runnames
+from jaxrank._trec import run as _run
 from jaxrank._core import options as _options
 from jaxrank._core import ranks as _ranks
-from jaxrank._trec import evaluate as _trec
+from jaxrank._trec import table as _trec
 
 __all__ = ["DEFAULT_METRICS", "evaluate", "evaluate_ranked", "evaluate_run"]
 
@@ -1092,7 +1093,7 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
   empty = options["empty"]
   formula = _make_options(ties, threshold=threshold, **options)  # checked even when unused
   if chunked and not others:  # a big dict: a million rows at a time, combined as the CLI does
-    def chunks(judged: bool) -> _trec.Result:
+    def chunks(judged: bool) -> _run.Result:
       return _chunked.evaluate_chunks(
           io.iter_dict_chunks(run, max_rows=DICT_CHUNK_ROWS, qrels=qrels if judged else None),
           qrels, requests, ties=ties, float32=float32, max_docs=max_docs, complete=complete,
@@ -1102,9 +1103,9 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
     except io.NeedsFullRead:  # equal hashes: every document coded
       result = chunks(False)
   else:
-    result = _runnames.evaluate_run(io.as_run(run), qrels, others, requests, ties=ties,
-                                   threshold=threshold, given=options, float32=float32,
-                                   max_docs=max_docs, complete=complete, unique_docs=unique)
+    result = _runnames.evaluate_names(io.as_run(run), qrels, others, requests, ties=ties,
+                                     threshold=threshold, given=options, float32=float32,
+                                     max_docs=max_docs, complete=complete, unique_docs=unique)
   out: _Result = {}
   for name, ref in plan:
     if ref not in result.per_query:  # summary-only measures (num_q, gm_map, runid)

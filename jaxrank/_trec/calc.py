@@ -1,7 +1,7 @@
 """trec_eval's measures computed on the host: one function per measure, from a block of queries'
 grades in rank order.
 
-Each :class:`jaxrank._trec.evaluate.Measure` record names its host calculation here (its ``host``
+Each :class:`jaxrank._trec.table.Measure` record names its host calculation here (its ``host``
 field), as trec_eval's measure table names each measure's ``calc`` function. A calculation takes
 a :class:`Block` (the grades ``G[query, rank]`` of a block of queries, with their counts and
 judgments, and the rank core's values for those queries) and the request's parameters, and
@@ -13,7 +13,7 @@ trec_eval's order, so the values are trec_eval's to the last printed digit.
 
 Example:
   >>> import numpy as np
-  >>> from jaxrank._trec import measures as tm
+  >>> from jaxrank._trec import calc as tm
   >>> G = np.array([[1, 0, -2, 2], [-1, 1, -2, -2]])  # two queries, grades in rank order
   >>> b = tm.Block(G=G, rel=G >= 1, counts=np.array([4, 2]), num_rel=np.array([2, 2]),
   ...              num_nonrel=np.array([1, 0]), threshold=1, jq=np.array([0, 0, 0, 1, 1, 1]),
