@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 import jaxrank
 from jaxrank import numpy as jrn
+from jaxrank._host import batches
 
 # trec_eval name -> pytrec_eval measure family.
 PYTREC = {"map": "map", "ndcg": "ndcg", "ndcg_cut_10": "ndcg_cut", "P_5": "P", "P_20": "P",
@@ -464,7 +465,7 @@ def test_one_long_list_beside_many_short_ones_is_padded_alone():
     alone = jrn.evaluate(scores[i:i + 1], labels[i:i + 1], ["map", "ndcg@10"])
     assert batch["map"][i] == alone["map"][0] and batch["ndcg@10"][i] == alone["ndcg@10"][0]
   width = np.array([8] * 300 + [32768])
-  order, calls = jrn._batches(width, np.full(301, 8), budget=1 << 22, floor=1 << 12)
+  order, calls = batches.shape_calls(width, np.full(301, 8), budget=1 << 22, floor=1 << 12)
   assert [(stop - start, rows, w) for start, stop, rows, w, _ in calls] == [
       (300, 512, 8), (1, 1, 32768)]  # not 301 rows of 32,768
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from jaxrank import cli, io
-from jaxrank._host import ranker as _hostrank
+from jaxrank._host import scoring as _hostrank
 from jaxrank._trec import table as _trec
 from jaxrank._trec import run as _run
 from jaxrank import numpy as jrn

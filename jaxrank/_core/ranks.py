@@ -615,7 +615,7 @@ def bucket(count: int, cap: int | None = None) -> int:
   """Rounds a count up to 1, 2, 3, 4, 6, 8, 12, 16, 24, ... (at most 1.5x), capped at ``cap``.
 
   Few distinct slot counts means few compilations for a stream of differently sized inputs
-  (the rank core's slots here; the host paths' padded shapes in :mod:`jaxrank._host.ranker`).
+  (the rank core's slots here, and the host paths' slots: :mod:`jaxrank._host.batches`).
   """
   b = 1
   while b < count:

@@ -2,14 +2,15 @@
 
 A run and qrels (columns of string ids, see :mod:`jaxrank.io`) are ordered on the host the
 trec_eval way (score descending, then doc id descending, scores compared as float64 or, like
-pytrec_eval, as float32). That one sort gives the rank (or, for the tie-aware policies, the tie
-group) of every relevant document, and the rank metrics (``map``, ``P``, ``ndcg``, ...) are
-computed from those ranks by one jitted call of the rank core per chunk of queries
-(:func:`score_ranks`), in float64: O(documents log documents) in all, whatever the number of
-relevant documents. Relevant documents absent from the run are part of each query's catalog as
-unranked items, so they count in R and in the ideal DCG. The judgment-based trec_eval measures
-that are prefix counts over the ordered list (``bpref``, ``infAP``, ``iprec_at_recall``, the
-``num_*`` counts, ...) are computed on the host from the same ordered grades, with trec_eval's
+pytrec_eval, as float32) by the host ranker (:mod:`jaxrank._host.ranks`). That one sort gives
+the rank (or, for the tie-aware policies, the tie group) of every relevant document, and the
+rank metrics (``map``, ``P``, ``ndcg``, ...) are computed from those ranks by one jitted call of
+the rank core per chunk of queries (:func:`jaxrank._host.scoring.score_ranks`), in float64:
+O(documents log documents) in all, whatever the number of relevant documents. Relevant
+documents absent from the run are part of each query's catalog as unranked items, so they count
+in R and in the ideal DCG. The judgment-based trec_eval measures that are prefix counts over the
+ordered list (``bpref``, ``infAP``, ``iprec_at_recall``, the ``num_*`` counts, ...) are computed
+on the host from the same ordered grades (:mod:`jaxrank._trec.calc`), with trec_eval's
 ``form_res_rels`` reading of the qrels: every negative judgment is "in the pool, unjudged".
 Summaries add the queries in trec_eval's order (query ids sorted), so the output depends on the
 data only, not on the order of the lines.
@@ -27,7 +28,8 @@ import numpy as np
 from jaxrank._core import checks as _checks
 from jaxrank._core import evaluate as _evaluate
 from jaxrank._core import ranks as _ranks
-from jaxrank._host import ranker as _hostrank
+from jaxrank._host import batches, scoring
+from jaxrank._host import ranks as _hostranks
 from jaxrank._trec import calc
 from jaxrank._trec.calc import NOT_IN_QRELS, UNJUDGED
 from jaxrank._trec import table
@@ -45,30 +47,6 @@ class Result:
   integer: set[str]  # printed names whose values are counts
   core: dict[tuple, np.ndarray] = dataclasses.field(default_factory=dict)  # (name, k) -> values
   names: list[str] = dataclasses.field(default_factory=list)  # every printed name, in order
-
-
-def _order_keys(score: np.ndarray, float32: bool) -> np.ndarray:
-  """int64 keys with the scores' order (equal scores equal keys, ``-0.0 == 0.0``), NaN below
-  everything; from the bits, no sort.
-
-  ``float32``: compare the scores as float32, as pytrec_eval does (C's cast: beyond float32's
-  range a score becomes +-inf, with no warning).
-  """
-  if score.dtype.kind in "iub":
-    if score.dtype == np.uint64:
-      return (score ^ np.uint64(1 << 63)).view(np.int64)
-    return score.astype(np.int64)
-  with np.errstate(over="ignore"):
-    s = score.astype(np.float32 if float32 else np.float64)
-  s += 0.0  # -0.0 becomes +0.0, which it equals
-  bits = s.view(np.int32 if float32 else np.int64).astype(np.int64)
-  # Negative floats' bits order backwards: flipping their magnitude bits makes the integer
-  # order the float order.
-  keys = bits ^ ((bits >> 63) & np.int64(np.iinfo(np.int32 if float32 else np.int64).max))
-  nan = np.isnan(s)
-  if nan.any():
-    keys[nan] = np.iinfo(np.int64).min + 1  # below -inf's key; -keys cannot overflow
-  return keys
 
 
 def _some(vocab, shown: int = 3) -> str:
@@ -94,49 +72,10 @@ def _duplicates(q: np.ndarray, doc: np.ndarray, kept: np.ndarray, qv, doc_name, 
   again = np.bincount(doc, minlength=n_docs)[doc] > 1  # only documents listed twice anywhere
   if not again.all():
     q, doc = q[again], doc[again]
-  found = _hostrank.first_duplicate(q, doc, n_docs)
+  found = _hostranks.first_duplicate(q, doc, n_docs)
   if found is not None:
     raise ValueError(f"{what}: query {qv[int(kept[found[0]])]!r} lists document "
                      f"{doc_name(int(found[1]))!r} twice")
-
-
-def _ranked_order(rq: np.ndarray, keys: np.ndarray, rdoc: np.ndarray, rv, nq: int, *,
-                  ties: str, uncoded: int | None = None) -> np.ndarray:
-  """The permutation putting each query's documents in rank order: query, then key descending,
-  then doc id descending in byte order (``ties="trec"``), or input order (``"first"``; the
-  tie-aware policies need no order among equal scores).
-
-  Queries are grouped by a stable sort (fast on the usual query-grouped input), documents
-  sorted within each query (many small sorts), and only documents that tie get their ids
-  compared: a run without ties never orders its ids. ``uncoded``: the code of the documents the
-  reader did not code (:func:`jaxrank.io.iter_judged_run_chunks`), none of which ties.
-  """
-  if rq.size and np.all(rq[1:] >= rq[:-1]):  # already grouped in query order (the usual file)
-    order = _hostrank.order_within(rq, -keys, nq, stable=ties == "first")
-  else:
-    by_query = np.argsort(rq, kind="stable")
-    order = by_query[_hostrank.order_within(rq[by_query], -keys[by_query], nq,
-                                            stable=ties == "first")]
-  if ties != "trec" or order.size < 2:
-    return order
-  q, k = rq[order], keys[order]
-  same = (q[1:] == q[:-1]) & (k[1:] == k[:-1])
-  if not same.any():
-    return order
-  tied = np.zeros(order.size, bool)
-  tied[1:] |= same
-  tied[:-1] |= same
-  at = np.flatnonzero(tied)
-  group = np.cumsum(~np.r_[False, same])[at]  # tie group of each tied document
-  if uncoded is not None and (rdoc[order[at]] == uncoded).any():
-    raise RuntimeError("jaxrank internal error: a document the reader did not code ties; "
-                       "please report it (--chunk-lines 0 evaluates the run without that "
-                       "reader)")
-  docs, inverse = np.unique(rdoc[order[at]], return_inverse=True)
-  rank = np.empty(docs.size, np.int64)  # byte order (strcmp) of just the tied ids
-  rank[np.searchsorted(docs, rv.argsort(docs))] = np.arange(docs.size)
-  order[at] = order[at][np.lexsort((-rank[inverse.reshape(-1)], group))]
-  return order
 
 
 def evaluate_requests(run: Run, qrels: Qrels, requests: Sequence[Request], *,
@@ -172,7 +111,7 @@ def evaluate_requests(run: Run, qrels: Qrels, requests: Sequence[Request], *,
       them and none ties (:func:`jaxrank.io.iter_judged_run_chunks`, which also checked that no
       query lists a document twice).
     shapes: the kernel's padded shapes of earlier calls, shared by the calls on the chunks of
-      one run (see :func:`jaxrank._host.ranker.score_ranks`).
+      one run (see :func:`jaxrank._host.scoring.score_ranks`).
   """
   if ties not in TIES:
     raise ValueError(f"ties must be one of {list(TIES)}, got {ties!r}")
@@ -300,13 +239,14 @@ class _Ranked:
 def _rank_documents(run: Run, qrels: Qrels, queries: _Queries, docs: _Documents, *, ties: str,
                     float32: bool, max_docs: int | None, unique_docs: bool,
                     source: str, uncoded: int | None = None) -> _Ranked:
-  """Each query's documents in rank order (:func:`_ranked_order`: trec_eval's order, input order
-  for ``"first"``), cut to the top ``max_docs``, with their rank bounds; a query listing a
-  document twice is an error naming ``source`` (the run) unless ``unique_docs``."""
+  """Each query's documents in rank order by the host ranker
+  (:func:`jaxrank._host.ranks.ranked_order`: trec_eval's order, input order for ``"first"``),
+  cut to the top ``max_docs``, with their rank bounds; a query listing a document twice is an
+  error naming ``source`` (the run) unless ``unique_docs``."""
   nq = queries.nq
-  keys = _order_keys(queries.rscore, float32)
-  order = _ranked_order(queries.rq, keys, queries.rdoc, run.docid_vocab, nq, ties=ties,
-                        uncoded=uncoded)
+  keys = _hostranks.order_keys(queries.rscore, float32)
+  order = _hostranks.ranked_order(queries.rq, keys, queries.rdoc, run.docid_vocab, nq, ties=ties,
+                                  uncoded=uncoded)
   rq, rdoc, keys = queries.rq[order], queries.rdoc[order], keys[order]
   if not unique_docs:  # rq grouped now: a faster check
     _duplicates(rq, rdoc, queries.kept, qrels.qid_vocab, docs.name, docs.n, source)
@@ -321,12 +261,7 @@ def _rank_documents(run: Run, qrels: Qrels, queries: _Queries, docs: _Documents,
   if ties in ORDERED:
     lo = hi = pos + 1
   else:
-    start = np.ones(rq.size, bool)
-    start[1:] = (rq[1:] != rq[:-1]) | (keys[1:] != keys[:-1])
-    group = np.cumsum(start) - 1
-    first = np.flatnonzero(start)
-    last = np.r_[first[1:], rq.size][:first.size] - 1  # (no row: no group)
-    lo, hi = pos[first][group] + 1, pos[last][group] + 1
+    lo, hi = _hostranks.tie_bounds(rq, keys, pos)
   return _Ranked(rq=rq, rdoc=rdoc, pos=pos, counts=counts, lo=lo, hi=hi)
 
 
@@ -359,8 +294,8 @@ def _core_values(specs: tuple, queries: _Queries, ranked: _Ranked, item_of_j: np
                  progress: Callable[[int, int], None] | None,
                  shapes: list | None = None) -> dict[tuple, np.ndarray]:
   """The rank core's values ``(metric, k) -> [queries]`` of ``specs``, by
-  :func:`jaxrank._host.ranker.score_ranks`. A query's catalog: its retrieved documents, then its
-  unretrieved relevant ones (unranked, so they count in R and in the ideal DCG); the metrics
+  :func:`jaxrank._host.scoring.score_ranks`. A query's catalog: its retrieved documents, then
+  its unretrieved relevant ones (unranked, so they count in R and in the ideal DCG); the metrics
   that read judged non-relevant items (bpref, infap, judged) also get those."""
   nq = queries.nq
   if not specs:
@@ -375,7 +310,7 @@ def _core_values(specs: tuple, queries: _Queries, ranked: _Ranked, item_of_j: np
   rel_lo, rel_hi = np.zeros(item.size, np.int64), np.zeros(item.size, np.int64)
   rel_lo[retrieved], rel_hi[retrieved] = ranked.lo[item[retrieved]], ranked.hi[item[retrieved]]
   judged = None
-  if _hostrank.needs_judgments(specs):  # bpref, infap, judged: judged non-relevant items too
+  if scoring.needs_judgments(specs):  # bpref, infap, judged: judged non-relevant items too
     other = ~positive
     j_item = item_of_j[other]
     j_lo, j_hi = np.zeros(j_item.size, np.int64), np.zeros(j_item.size, np.int64)
@@ -383,9 +318,9 @@ def _core_values(specs: tuple, queries: _Queries, ranked: _Ranked, item_of_j: np
     j_lo[got], j_hi[got] = ranked.lo[j_item[got]], ranked.hi[j_item[got]]
     kind = np.where(jrel[other] < 0, _ranks.POOLED, _ranks.ZERO).astype(np.int8)
     judged = (jq[other], j_lo, j_hi, kind)
-  out = _hostrank.score_ranks(nq, counts + extra, counts, jq[positive], rel_lo, rel_hi,
-                              jrel[positive], specs, options, resolved=resolved, chunk=chunk,
-                              progress=progress, judged=judged, shapes=shapes)
+  out = scoring.score_ranks(nq, counts + extra, counts, jq[positive], rel_lo, rel_hi,
+                            jrel[positive], specs, options, resolved=resolved, chunk=chunk,
+                            progress=progress, judged=judged, shapes=shapes)
   return dict(zip(specs, out))
 
 
@@ -396,7 +331,7 @@ def _host_values(requests: Sequence[Request], queries: _Queries, ranked: _Ranked
   ``values_of(request)`` (one array per printed name, for :func:`summarize`).
 
   The calculations read the grades in rank order ``G[query, rank]``, built a block of queries at
-  a time (:func:`jaxrank._host.ranker.spans`) so that one long query does not pad every other one
+  a time (:func:`jaxrank._host.batches.blocks`) so that one long query does not pad every other one
   to its length; the blocks' values are concatenated.
   """
   nq, jq, jrel = queries.nq, queries.jq, queries.jrel
@@ -410,7 +345,7 @@ def _host_values(requests: Sequence[Request], queries: _Queries, ranked: _Ranked
   jfirst = np.searchsorted(jq_sorted, np.arange(nq + 1))
   rfirst = np.concatenate([[0], np.cumsum(counts)])  # rq is sorted by query
   parts: list[list[list[np.ndarray]]] = [[] for _ in host]
-  for a, b in _hostrank.spans(np.maximum(counts, 1), _hostrank.ELEMENTS, nq) if host else ():
+  for a, b in batches.blocks(np.maximum(counts, 1), batches.ELEMENTS, nq) if host else ():
     G = np.full((b - a, max(int(counts[a:b].max()), 1)), NOT_IN_QRELS, np.int64)
     G[rq[rfirst[a]:rfirst[b]] - a, pos[rfirst[a]:rfirst[b]]] = grades[rfirst[a]:rfirst[b]]
     block = calc.Block(G=G, rel=(G >= threshold) & (G >= 0), counts=counts[a:b],

@@ -37,7 +37,8 @@ from jaxrank import io
 from jaxrank._core import checks as _checks
 from jaxrank._trec import chunked as _chunked
 from jaxrank._core import evaluate as _evaluate
-from jaxrank._host import ranker as _hostrank
+from jaxrank._host import batches, scoring
+from jaxrank._host import ranks as _hostranks
 from jaxrank._core import irnames as _irnames
 from jaxrank._trec import irnames as _runnames
 from jaxrank._trec import run as _run
@@ -113,54 +114,6 @@ def _is_array(x: Any) -> bool:
 # items in a list of 10^5 to 10^6 items). Either way the metrics then run on the rank core.
 
 _KERNEL_MAX_SLOTS = 1024
-_ITEMS_PER_CALL = 1 << 22  # padded items of one kernel call (the memory bound of a call)
-_MIN_ITEMS_PER_CALL = 1 << 12  # small calls are padded up to this: few distinct shapes
-
-
-def _pow2(x: np.ndarray, minimum: int) -> np.ndarray:
-  """Elementwise :func:`jaxrank._host.ranker.bucket`: the next power of two >= ``max(x, minimum)``."""
-  x = np.maximum(np.asarray(x, np.int64), minimum)
-  return np.left_shift(1, np.frexp(x - 1)[1]).astype(np.int64)
-
-
-def _batches(width: np.ndarray, slots: np.ndarray, *, budget: int, floor: int):
-  """Lists grouped into padded calls of few distinct shapes.
-
-  ``width[i]`` and ``slots[i]`` are list ``i``'s padded numbers of items and of relevant slots
-  (powers of two); its work is ``width * slots`` and its memory ``max(width, slots)``. All lists
-  form one group, padded to the largest shape, unless that would more than quadruple the work
-  and cost more than ``2**26`` element steps (some 50 ms); then each shape is a group. A group
-  is cut into calls of at most ``budget`` padded elements whose rows are a power of two, at
-  least ``floor`` elements and at most a quarter padding where the floor allows: one long list
-  is one row, while a stream of small batches compiles a handful of shapes.
-
-  Returns ``(order, calls)``: the lists in call order and ``(start, stop, rows, width, slots)``
-  for each call, over ``order``.
-  """
-  n = width.size
-  work = width * slots
-  padded = n * int(width.max()) * int(slots.max())
-  if padded <= max(4 * int(work.sum()), 1 << 26):
-    order, bounds = np.arange(n), np.array([0, n])
-  else:
-    key = (width << 32) | slots
-    order = np.argsort(key, kind="stable")
-    bounds = np.r_[0, np.flatnonzero(np.diff(key[order])) + 1, n]
-  calls = []
-  for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-    group = order[a:b]
-    largest = int(np.maximum(width[group], slots[group]).max())
-    most, least = max(1, budget // largest), max(1, floor // largest)
-    lo = a
-    while lo < b:
-      rows = min(most, _hostrank.bucket(b - lo, least))
-      if rows // 2 >= least and b - lo <= rows * 3 // 4:  # > 1/4 padding: a half call first
-        rows //= 2
-      hi = min(b, lo + rows)
-      w, s = int(width[order[lo:hi]].max()), int(slots[order[lo:hi]].max())
-      calls.append((lo, hi, rows, w, s))
-      lo = hi
-  return order, calls
 
 
 def _in_call_order(order: np.ndarray, lists: np.ndarray, *columns: np.ndarray):
@@ -178,8 +131,9 @@ def _kernel_keys(s: np.ndarray) -> np.ndarray:
   """Order keys for the kernel: float32 or float64 scores as they are, else dense ranks.
 
   Float32 where that is exact (half the memory), float64 otherwise; subnormals get dense ranks
-  (XLA may flush them to zero), as do integers beyond 2**24. NaN ranks last. Dense ranks are
-  float32 while below 2**24 (exact), so they share compilations with float32 scores.
+  (XLA may flush them to zero), as do integers beyond 2**24: the ranks of the host's order keys
+  (:func:`jaxrank._host.ranks.order_keys`), NaN last. Dense ranks are float32 while below 2**24
+  (exact), so they share compilations with float32 scores.
   """
   if s.dtype.kind == "f":
     with np.errstate(over="ignore"):
@@ -189,15 +143,10 @@ def _kernel_keys(s: np.ndarray) -> np.ndarray:
       return s32
     if not np.any((s != 0) & (np.abs(s) < np.finfo(np.float64).tiny)):
       return s  # float64 keys (the kernel runs in x64 mode): no host sort
-    nan = np.isnan(s)
-    uniq, inverse = np.unique(np.where(nan, -np.inf, s), return_inverse=True)
-    ranks = np.where(nan, -1, inverse.reshape(-1))
   elif s.size == 0 or (s.min() >= -2**24 and s.max() <= 2**24):
     return s.astype(np.float32)
-  else:
-    uniq, inverse = np.unique(s, return_inverse=True)
-    ranks = inverse.reshape(-1)
-  return ranks.astype(np.float32 if uniq.size < 2**24 else np.int32)
+  uniq, inverse = np.unique(_hostranks.order_keys(s, False), return_inverse=True)
+  return inverse.reshape(-1).astype(np.float32 if uniq.size < 2**24 else np.int32)
 
 
 def _kernel_values(length, lists, pos, s, rel, grade, *, specs, options, ties):
@@ -208,8 +157,8 @@ def _kernel_values(length, lists, pos, s, rel, grade, *, specs, options, ties):
   """
   n = length.size
   m = np.bincount(lists[rel], minlength=n)
-  order, calls = _batches(_pow2(length, 16), _pow2(m, 8), budget=_ITEMS_PER_CALL,
-                          floor=_MIN_ITEMS_PER_CALL)
+  order, calls = batches.shape_calls(batches.pow2_array(length, 16), batches.pow2_array(m, 8),
+                                     budget=batches.ITEMS_PER_CALL, floor=batches.MIN_ELEMENTS)
   lists, pos, keys, rel, grade = _in_call_order(order, lists, pos, _kernel_keys(s), rel, grade)
   first = np.searchsorted(lists, np.arange(n + 1))
   rel_list, rel_pos, rel_grade = lists[rel], pos[rel], grade[rel]
@@ -241,68 +190,13 @@ def _count_kernel(keys, valid, ids, grades, *, specs, options, ties):
   return _evaluate.compute(ranks, None, specs, options)
 
 
-def _host_ranks(lists, s, rel, grade, ties: str) -> tuple[np.ndarray, np.ndarray]:
-  r"""The ranks ``(lo, hi)`` of the relevant items, on the host in O(n log r).
-
-  Items are ``(lists, s)``, grouped by list in input order. With ``V`` the distinct relevant
-  scores, each item gets the code of its place among ``V`` (NaN lowest, then below, equal to or
-  between them), so :math:`lo - 1 = |\{j: s_j > s_i\}|` and :math:`hi = |\{j: s_j \ge s_i\}|`
-  are sums of one histogram over (list, code) pairs: dense when it is small, else over the
-  relevant pairs only. ``ties`` other than ``"average"`` resolve each tie group as the kernel
-  and :func:`jaxrank._core.formulas.positions` do (input order; or relevant items first, higher
-  grades first; or last, lower grades first), returning ``lo == hi``.
-  """
-  at = np.flatnonzero(rel)
-  if at.size == 0:
-    return np.zeros(0, np.int64), np.zeros(0, np.int64)
-  n_lists = int(lists[-1]) + 1
-  nan = np.isnan(s) if s.dtype.kind == "f" else np.zeros(s.size, bool)
-  values = np.unique(s[at[~nan[at]]])
-  i = np.searchsorted(values, s)
-  equal = values[np.minimum(i, max(values.size - 1, 0))] == s if values.size else nan & False
-  width = 2 * values.size + 2
-  pair = lists * width + np.where(nan, 0, 2 * i + equal + 1)
-  if n_lists * width <= 2 * s.size + (1 << 16):  # a dense histogram over (list, code)
-    hist = np.bincount(pair, minlength=n_lists * width)
-    at_or_above = np.cumsum(hist.reshape(n_lists, width)[:, ::-1], axis=1)[:, ::-1]
-    ge = at_or_above.reshape(-1)[pair[at]]
-    gt = ge - hist[pair[at]]
-    group, n_groups = pair, n_lists * width
-    tied = np.bincount(pair[at], minlength=n_groups)[pair] > 0
-  else:  # bins over the relevant pairs: an item is above pair p iff p < its pair
-    pairs = np.unique(pair[at])
-    group = np.searchsorted(pairs, pair)  # relevant pairs below each item's pair
-    n_groups = pairs.size
-    tied = pairs[np.minimum(group, n_groups - 1)] == pair
-    bins = n_groups + n_lists + 1  # one bin per (list, index): lists never share a bin
-    above = np.cumsum(np.bincount(group + lists, minlength=bins))
-    at_or_above = np.cumsum(np.bincount(group + tied + lists, minlength=bins))
-    rl = lists[at]
-    end = np.searchsorted(pairs, (rl + 1) * width) + rl
-    gt = above[end] - above[group[at] + rl]
-    ge = at_or_above[end] - at_or_above[group[at] + rl]
-  if ties == "average":
-    return gt + 1, ge
-  if ties == "first":  # tied items ahead: those of the same group earlier in input order
-    ahead = np.zeros(s.size, np.int64)
-    ahead[tied] = _hostrank.within_group(group[tied], n_groups)
-    pos = gt + 1 + ahead[at]
-    return pos, pos
-  j = group[at]
-  order = np.lexsort((-at if ties == "pessimistic" else at, -grade[at], j))
-  k = np.empty(at.size, np.int64)
-  k[order] = np.arange(at.size) - np.searchsorted(j[order], j[order])
-  pos = gt + 1 + k if ties == "optimistic" else ge - k
-  return pos, pos
-
-
 def _slot_values(num_items, slot_list, lo, hi, grade, *, resolved: bool, specs, options):
   """Metrics of lists from the ranks of their relevant items (``lo <= 0``: not retrieved), by
-  the trec path's scorer (:func:`jaxrank._host.ranker.score_ranks`: canonical slot order, float64)."""
+  the trec path's scorer (:func:`jaxrank._host.scoring.score_ranks`: canonical slot order, float64)."""
   num_items = np.asarray(num_items, np.int64)
-  return list(_hostrank.score_ranks(num_items.size, num_items, num_items, slot_list,
-                                np.maximum(lo, 0), np.maximum(hi, 0), grade, specs, options,
-                                resolved=resolved))
+  return list(scoring.score_ranks(num_items.size, num_items, num_items, slot_list,
+                                  np.maximum(lo, 0), np.maximum(hi, 0), grade, specs, options,
+                                  resolved=resolved))
 
 
 def _scored_values(n_lists, lists, pos, s, y, *, specs, options, ties):
@@ -318,7 +212,8 @@ def _scored_values(n_lists, lists, pos, s, y, *, specs, options, ties):
     sub = (lists, pos, s, rel, y) if part.all() else (
         (np.cumsum(part) - 1)[lists[item]], pos[item], s[item], rel[item], y[item])
     if on_host:
-      lo, hi = _host_ranks(sub[0], sub[2], sub[3], sub[4], ties)
+      keys = _hostranks.order_keys(sub[2], False)
+      lo, hi = _hostranks.relevant_ranks(sub[0], keys, sub[3], sub[4], ties)
       values = _slot_values(length[part], sub[0][sub[3]], lo, hi, sub[4][sub[3]],
                             resolved=ties != "average", specs=specs, options=options)
     else:
@@ -463,7 +358,7 @@ def _rectangular_values(scores, labels, where, *, specs, options):
   m = _ranks.bucket(max(most, 8), n)
   rows = s.shape[0]
   outs: list[list[np.ndarray]] = [[] for _ in specs]
-  for a, b, size in _hostrank.row_calls(rows, max(1, _ITEMS_PER_CALL // max(n, m * 32))):
+  for a, b, size in batches.row_calls(rows, max(1, batches.ITEMS_PER_CALL // max(n, m * 32))):
     pad = ((0, size - (b - a)), (0, 0))
     # Padding rows (no relevant item) are cut from the output: without `where` no mask is
     # needed, and unmasked float32 lists take the rank core's fastest cut path.
@@ -895,7 +790,7 @@ def evaluate_ranked(recommended: Sequence[Sequence] | ArrayLike | Mapping[Any, S
   rec_code, rel_code = codes[:rec.user.size], codes[rec.user.size:]
   sorted_sides = []
   for side, code, what in ((rec, rec_code, "recommended"), (rel, rel_code, "relevant")):
-    order = _hostrank.order_within(side.user, code, n)
+    order = _hostranks.order_within(side.user, code, n)
     user, code = side.user[order], code[order]
     dup = np.flatnonzero((code[1:] == code[:-1]) & (user[1:] == user[:-1]))
     if dup.size:
@@ -972,7 +867,7 @@ def _array_ranked_values(rec, rel, grades, *, specs, options) -> list[np.ndarray
   rel = np.pad(rel, ((0, 0), (0, r - rel.shape[1])), constant_values=-1)
   grades = np.pad(grades, ((0, 0), (0, r - grades.shape[1])))
   outs: list[list[np.ndarray]] = [[] for _ in specs]
-  for a, b, rows in _hostrank.row_calls(users, 1 << 16):
+  for a, b, rows in batches.row_calls(users, batches.MAX_ROWS):
     pad = ((0, rows - (b - a)), (0, 0))
     with jax.enable_x64(True):  # float64 formulas, as on every NumPy path
       values = _ranked_kernel(np.pad(rec[a:b], pad, constant_values=-1),
