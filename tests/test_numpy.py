@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import jaxrank
 from jaxrank import numpy as jrn
-from jaxrank._host import batches
+from jaxrank._host import batches, kernels
 
 # trec_eval name -> pytrec_eval measure family.
 PYTREC = {"map": "map", "ndcg": "ndcg", "ndcg_cut_10": "ndcg_cut", "P_5": "P", "P_20": "P",
@@ -446,7 +446,7 @@ def test_host_ranks_equal_the_kernel_and_the_reference(batch, ties):
   kernel = jrn.evaluate(scores, labels, ALL_METRICS, ties=ties)
   for cut in (0, 2):
     with pytest.MonkeyPatch.context() as mp:
-      mp.setattr(jrn, "_KERNEL_MAX_SLOTS", cut)
+      mp.setattr(kernels, "_KERNEL_MAX_SLOTS", cut)
       host = jrn.evaluate(scores, labels, ALL_METRICS, ties=ties)
     for m in ALL_METRICS:
       np.testing.assert_allclose(host[m], kernel[m], rtol=1e-12, atol=1e-12, err_msg=(cut, m))

@@ -1,0 +1,131 @@
+"""``jaxrank.numpy.evaluate_run``: pytrec_eval-style dicts and TREC runs, the trec_eval way."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from jaxrank import io
+from jaxrank._core import irnames as _irnames
+from jaxrank._core import options as _options
+from jaxrank._trec import chunked as _chunked
+from jaxrank._trec import irnames as _runnames
+from jaxrank._trec import run as _run
+from jaxrank._trec import table as _trec
+from jaxrank.numpy import _inputs
+from jaxrank.numpy._inputs import Result as _Result
+
+
+
+
+def _dict_rows(run: Mapping) -> int:
+  """The rows of a ``{qid: {docid: score}}`` dict (0 if a value is not a dict: the whole
+  path's conversion names it)."""
+  inner = list(run.values())
+  if not all(isinstance(d, Mapping) for d in inner):
+    return 0
+  return sum(map(len, inner))
+
+
+@_options.takes(_options.FACE_OPTIONS, skip=("ties", "threshold"))  # its own: "trec", int
+def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
+                 qrels: io.Qrels | Mapping[str, Mapping[str, int]],
+                 metrics: Sequence[str] | str = ("map", "ndcg", "P_10"), *,
+                 ties: str = "trec", float32: bool = False, max_docs: int | None = None,
+                 complete: bool = False, reduce: str | None = None, threshold: int = 1,
+                 **options: Any) -> _Result:
+  """Evaluates a run against qrels the trec_eval way, from dicts or :mod:`jaxrank.io` objects.
+
+  Args:
+    run: ``{qid: {docid: score}}`` (string ids) or a :class:`jaxrank.io.Run`.
+    qrels: ``{qid: {docid: grade}}`` with integer grades (``-1`` = unjudged) or a
+      :class:`jaxrank.io.Qrels`.
+    metrics: jaxrank names (``"ndcg@10"``, ``"mrr"``) and/or trec_eval measures, printed or
+      ``-m`` style (``"P_10"``, ``"ndcg_cut.10"``, ``"bpref"``, ``"iprec_at_recall_0.50"``); a
+      name that is both (``"map"``, ``"ndcg"``) is read as trec_eval's, and a trec_eval family
+      with several default cutoffs needs one (``"recall_10"`` or jaxrank's ``"recall@10"``);
+      and ir_measures' names (``"nDCG@10"``, ``"P(rel=2)@5"``, ``"RBP(p=0.8,rel=1)"``,
+      ``"SetP"``, ``"Bpref"``, ``"NumRelRet"``) with ir_measures' conventions, including its
+      provider's tie order (docs/ir-measures.md). Parameters written in a name (``rel=``,
+      ``p=``, ...) override this call's options for that name.
+    ties: ``"trec"`` (default; score descending, then doc id descending, as trec_eval and
+      pytrec_eval), ``"first"`` (then input order), or ``"average"``/``"optimistic"``/
+      ``"pessimistic"`` (exact expectation or bounds over tied orders; jaxrank metrics only).
+    float32: compare scores as float32, as pytrec_eval does (default float64, as trec_eval 10).
+    max_docs: keep the top ``max_docs`` of each query (trec_eval ``-M``).
+    complete: also evaluate qrels queries absent from the run, as 0 (trec_eval ``-c``; its
+      ``num_rel`` and ``ideal_dcg`` keep their values from the judgments, as trec_eval 10's);
+      otherwise queries are those of the qrels that the run has (run queries without
+      judgments are ignored).
+    threshold: relevant means grade >= threshold (trec_eval ``-l``); NDCG ignores it.
+    reduce: ``None`` for ``{metric: {qid: value}}``, ``"mean"`` for ``{metric: float}``.
+
+  A run dict of more than ``jaxrank.numpy.DICT_CHUNK_ROWS`` (a million) rows asking trec_eval
+  measures only is evaluated a million rows of whole queries at a time, as ``jaxrank evaluate``
+  evaluates a big file: only judged documents and those whose score may tie within their query
+  get a code (ties go by doc id), and the chunks' values are combined in trec_eval's order. The
+  numbers are the whole dict's (a few sums the kernel rounds by batch shape, ``ndcg_cut``'s, may
+  differ in their last bit).
+
+  Example:
+    >>> from jaxrank import numpy as jrn
+    >>> run = {"q1": {"d1": 0.5, "d2": 0.5, "d3": 0.1}}
+    >>> qrels = {"q1": {"d1": 1, "d3": 2}}
+    >>> out = jrn.evaluate_run(run, qrels, ["recip_rank", "P_2", "ndcg@2"])  # d2 before d1
+    >>> {name: round(v["q1"], 4) for name, v in out.items()}
+    {'recip_rank': 0.5, 'P_2': 0.5, 'ndcg@2': 0.2398}
+  """
+  _inputs.check_reduce(reduce)
+  if isinstance(metrics, str):
+    metrics = [metrics]
+  metrics = list(metrics)
+  if not metrics:
+    raise ValueError("metrics must name at least one metric, got an empty list")
+  unique = isinstance(run, Mapping)  # a dict cannot list a document twice for a query
+  rows = sys.modules[__package__].DICT_CHUNK_ROWS  # jaxrank.numpy's, as set now
+  chunked = unique and _dict_rows(run) > rows
+  run, qrels = (run if chunked else io.as_run(run)), io.as_qrels(qrels)
+  plan: list[tuple[str, str]] = []  # (given name, key of its values in the result)
+  requests: list[_trec.Request] = []
+  others = []  # jaxrank's names and ir_measures' (the options written in them apply to them)
+  for name in metrics:
+    trec = name in _trec.MEASURES or not (_irnames.is_name(name)
+                                             or _runnames.is_jaxrank_name(name))
+    if not trec:
+      plan.append((name, name))
+      others.append(name)
+      continue
+    (request,) = _trec.parse_measures([name])
+    printed = request.names()
+    if len(printed) != 1:
+      raise ValueError(f"metric {name!r} names {len(printed)} values ({', '.join(printed)}); "
+                       f"ask for one, e.g. {printed[0]!r}")
+    plan.append((name, printed[0]))
+    requests.append(request)  # parsed once: re-parsing would merge P.1 and P.2 (first wins)
+  empty = options["empty"]
+  formula = _inputs.make_options(ties, threshold=threshold, **options)  # checked even when unused
+  if chunked and not others:  # a big dict: a million rows at a time, combined as the CLI does
+    def chunks(judged: bool) -> _run.Result:
+      return _chunked.evaluate_chunks(
+          io.iter_dict_chunks(run, max_rows=rows, qrels=qrels if judged else None),
+          qrels, requests, ties=ties, float32=float32, max_docs=max_docs, complete=complete,
+          threshold=threshold, options=formula, unique_docs=True, uncoded=judged)
+    try:  # only judged and possibly tied documents coded
+      result = chunks(True)
+    except io.NeedsFullRead:  # equal hashes: every document coded
+      result = chunks(False)
+  else:
+    result = _runnames.evaluate_names(io.as_run(run), qrels, others, requests, ties=ties,
+                                     threshold=threshold, given=options, float32=float32,
+                                     max_docs=max_docs, complete=complete, unique_docs=unique)
+  out: _Result = {}
+  for name, ref in plan:
+    if ref not in result.per_query:  # summary-only measures (num_q, gm_map, runid)
+      out[name] = result.summary[ref]
+      continue
+    values = result.per_query[ref]
+    out[name] = _inputs.keyed(result.qids, np.asarray(values), reduce, empty)
+  return out
