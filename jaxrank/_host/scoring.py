@@ -80,9 +80,9 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
   when ``resolved``; ``lo == 0``: not ranked). ``options.ties`` optimistic or pessimistic is
   applied here. Lists are scored in consecutive blocks (:func:`jaxrank._host.batches.blocks`)
   of at most ``chunk`` lists and about :data:`~jaxrank._host.batches.ELEMENTS` padded slots,
-  padded as :mod:`jaxrank._host.batches` says (few compilations); each list's slots are in a canonical order (by rank, then grade), so a value depends on the
-  data only, not on the order of the input lines. The kernel runs in JAX's x64 mode, so values
-  are float64 like trec_eval's.
+  padded as :mod:`jaxrank._host.batches` says (few compilations); each list's slots are in a
+  canonical order (by rank, then grade), so a value depends on the data only, not on the order
+  of the input lines. The kernel runs in JAX's x64 mode, so values are float64 like trec_eval's.
 
   ``judged``: ``(list, lo, hi, kind)`` of the judged items that are not relevant slots
   (:class:`jaxrank._core.ranks.Judgments` kinds ``ZERO``/``POOLED``; ``lo == 0``: not ranked), for
