@@ -18,7 +18,7 @@ import numpy as np
 from jaxrank import io
 from jaxrank._core import evaluate as _evaluate
 from jaxrank._core import options as _options
-from jaxrank._core.irnames import Target, available, is_name, map_grades, not_in_core, parse
+from jaxrank._core.irnames import Target, available, map_grades, not_in_core, parse
 from jaxrank._trec import run as _run
 from jaxrank._trec import table
 
@@ -36,30 +36,6 @@ def is_jaxrank_name(name: str) -> bool:
   except (ValueError, TypeError):
     return False
   return True
-
-
-def split_trec(specs) -> tuple[list[str], list[str]]:
-  """``(trec_eval specs, other names)``: what trec_eval's ``-m`` reads (``map``, ``P.5,10``,
-  ``P_10``, ``rbp``, ``official``) and the ir_measures or jaxrank names (``nDCG@10``,
-  ``RBP(p=0.8)``, ``err@20``); a name that is both is trec_eval's.
-
-  Example:
-    >>> from jaxrank._trec import irnames as _irnames
-    >>> _irnames.split_trec(["map", "P.5", "ERR@20", "rbp", "rbp@10", "SetP"])
-    (['map', 'P.5', 'rbp'], ['ERR@20', 'rbp@10', 'SetP'])
-  """
-  trec, others = [], []
-  for spec in specs:
-    try:
-      table.parse_measures([spec])
-    except ValueError:
-      if not (is_name(spec) or is_jaxrank_name(spec)):
-        raise
-      parse(spec)  # an ir_measures name's errors now, before any file is read
-      others.append(spec)
-    else:
-      trec.append(spec)
-  return trec, others
 
 
 def run_target(name: str, threshold: int, where: str) -> Target:

@@ -372,7 +372,7 @@ def _file_size(path: str) -> int:
 def evaluate_command(args: argparse.Namespace) -> str:
   """Runs ``jaxrank evaluate`` and returns the complete output text."""
   from jaxrank import io
-  from jaxrank._trec import irnames as _runnames
+  from jaxrank._trec import plan as _plan
   from jaxrank._trec import table as _trec
 
   if args.example:
@@ -388,52 +388,37 @@ def evaluate_command(args: argparse.Namespace) -> str:
                      f"got {args.chunk_lines}")
   check_cut_and_level(args)
   specs = args.measure or ["official"]
-  trec_specs, names = _runnames.split_trec(specs)  # trec_eval's measures; ir_measures', jaxrank's
+  trec_specs, names = _plan.split_specs(specs)  # trec_eval's measures; ir_measures', jaxrank's
   requests = _trec.parse_measures(trec_specs) if trec_specs else []
-  if names and args.chunk_lines:
-    raise ValueError(f"--chunk-lines evaluates trec_eval measures only, got {names[0]!r}")
+  size = _file_size(args.run)
+  chunks = _plan.chunking(names, asked=args.chunk_lines, size=size, auto_size=AUTO_CHUNK_BYTES,
+                          auto_rows=AUTO_CHUNK_LINES, what="--chunk-lines")
   if "all_trec" in specs:
     sys.stderr.write("jaxrank: note: all_trec without the trec_eval measures jaxrank does not "
                      f"compute: {', '.join(_trec.UNSUPPORTED)}\n")
   progress = _Progress()
+
+  def read() -> io.Run:
+    progress.note(f"reading {args.run}")
+    return io.read_run(args.run)
+
+  def read_chunks(judged: bool, lines: int):
+    if judged:  # a file: its judged documents first (io.iter_judged_run_chunks)
+      return io.iter_judged_run_chunks(args.run, qrels, max_lines=lines)
+    return io.iter_run_chunks(args.run, max_lines=lines)
+
   try:
     progress.note(f"reading {args.qrels}")
     qrels = io.read_qrels(args.qrels)
-    options = {"ties": args.ties, "float32": args.float32, "max_docs": args.max_docs,
-               "complete": args.complete, "threshold": args.level,
-               "sources": (args.run, args.qrels)}
-    size = _file_size(args.run)
-    auto = args.chunk_lines is None and not names and size >= AUTO_CHUNK_BYTES
-    result = None
-    if args.chunk_lines or auto:
-      from jaxrank._trec import chunked as _chunked
-
-      def in_chunks(read, **more):
-        return _chunked.evaluate_chunks(
-            read(args.run, max_lines=args.chunk_lines or AUTO_CHUNK_LINES), qrels, requests,
-            **options, **more,
-            progress=lambda n: progress.note(f"evaluating {args.run}: {n:,} lines"))
-
-      try:
-        if size:  # a file: its judged documents first (io.iter_judged_run_chunks)
-          try:
-            result = in_chunks(lambda *a, **k: io.iter_judged_run_chunks(*a, qrels, **k),
-                               uncoded=True)
-          except io.NeedsFullRead:
-            if auto:
-              raise io.ScatteredQueryError("read the run whole") from None
-        if result is None:
-          result = in_chunks(io.iter_run_chunks)
-      except io.ScatteredQueryError:
-        if not auto:
-          raise
-        progress.note(f"reading {args.run} whole")
-    if result is None:
-      progress.note(f"reading {args.run}")
-      run = io.read_run(args.run)
-      threshold = options.pop("threshold")
-      result = _runnames.evaluate_names(run, qrels, names, requests, progress=progress,
-                                       threshold=threshold, where="`jaxrank evaluate`", **options)
+    auto = chunks is not None and chunks.auto
+    result = _plan.evaluate_run(
+        requests, names, qrels, chunks=chunks, read=read, read_chunks=read_chunks,
+        rereadable=bool(size), after_judged="whole" if auto else "chunks",
+        fallback=lambda: progress.note(f"reading {args.run} whole"),
+        chunk_progress=lambda n: progress.note(f"evaluating {args.run}: {n:,} lines"),
+        progress=progress, where="`jaxrank evaluate`", ties=args.ties, float32=args.float32,
+        max_docs=args.max_docs, complete=args.complete, threshold=args.level,
+        sources=(args.run, args.qrels))
   finally:
     progress.close()
   return _render(result, args.format, args.per_query)

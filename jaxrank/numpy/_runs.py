@@ -9,12 +9,8 @@ from typing import Any
 import numpy as np
 
 from jaxrank import io
-from jaxrank._core import irnames as _irnames
 from jaxrank._core import options as _options
-from jaxrank._trec import chunked as _chunked
-from jaxrank._trec import irnames as _runnames
-from jaxrank._trec import run as _run
-from jaxrank._trec import table as _trec
+from jaxrank._trec import plan as _plan
 from jaxrank.numpy import _inputs
 from jaxrank.numpy._inputs import Result as _Result
 
@@ -86,43 +82,24 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
     raise ValueError("metrics must name at least one metric, got an empty list")
   unique = isinstance(run, Mapping)  # a dict cannot list a document twice for a query
   rows = sys.modules[__package__].DICT_CHUNK_ROWS  # jaxrank.numpy's, as set now
-  chunked = unique and _dict_rows(run) > rows
-  run, qrels = (run if chunked else io.as_run(run)), io.as_qrels(qrels)
-  plan: list[tuple[str, str]] = []  # (given name, key of its values in the result)
-  requests: list[_trec.Request] = []
-  others = []  # jaxrank's names and ir_measures' (the options written in them apply to them)
-  for name in metrics:
-    trec = name in _trec.MEASURES or not (_irnames.is_name(name)
-                                             or _runnames.is_jaxrank_name(name))
-    if not trec:
-      plan.append((name, name))
-      others.append(name)
-      continue
-    (request,) = _trec.parse_measures([name])
-    printed = request.names()
-    if len(printed) != 1:
-      raise ValueError(f"metric {name!r} names {len(printed)} values ({', '.join(printed)}); "
-                       f"ask for one, e.g. {printed[0]!r}")
-    plan.append((name, printed[0]))
-    requests.append(request)  # parsed once: re-parsing would merge P.1 and P.2 (first wins)
+  size = _dict_rows(run) if unique else 0
+  run, qrels = (run if size > rows else io.as_run(run)), io.as_qrels(qrels)
+  requests, others, keys = _plan.one_value_each(metrics)
   empty = options["empty"]
   formula = _inputs.make_options(ties, threshold=threshold, **options)  # checked even when unused
-  if chunked and not others:  # a big dict: a million rows at a time, combined as the CLI does
-    def chunks(judged: bool) -> _run.Result:
-      return _chunked.evaluate_chunks(
-          io.iter_dict_chunks(run, max_rows=rows, qrels=qrels if judged else None),
-          qrels, requests, ties=ties, float32=float32, max_docs=max_docs, complete=complete,
-          threshold=threshold, options=formula, unique_docs=True, uncoded=judged)
-    try:  # only judged and possibly tied documents coded
-      result = chunks(True)
-    except io.NeedsFullRead:  # equal hashes: every document coded
-      result = chunks(False)
-  else:
-    result = _runnames.evaluate_names(io.as_run(run), qrels, others, requests, ties=ties,
-                                     threshold=threshold, given=options, float32=float32,
-                                     max_docs=max_docs, complete=complete, unique_docs=unique)
+  # A big dict asking trec_eval measures only: a million rows at a time, combined as the CLI
+  # does; judged documents first, every document coded if their hashes are equal.
+  result = _plan.evaluate_run(
+      requests, others, qrels, chunks=_plan.chunking(others, asked=None, size=size,
+                                                     auto_size=rows + 1, auto_rows=rows),
+      read=lambda: io.as_run(run),
+      read_chunks=lambda judged, n: io.iter_dict_chunks(run, max_rows=n,
+                                                         qrels=qrels if judged else None),
+      rereadable=True, after_judged="chunks", where="jaxrank.numpy.evaluate_run", given=options,
+      options=formula, unique_docs=unique, ties=ties, threshold=threshold, float32=float32,
+      max_docs=max_docs, complete=complete)
   out: _Result = {}
-  for name, ref in plan:
+  for name, ref in keys:
     if ref not in result.per_query:  # summary-only measures (num_q, gm_map, runid)
       out[name] = result.summary[ref]
       continue

@@ -1,0 +1,191 @@
+"""How a run is evaluated: the one planner of :func:`jaxrank.numpy.evaluate_run` and of
+``jaxrank evaluate`` (:func:`jaxrank.cli.evaluate_command`).
+
+What is asked. A name is trec_eval's (:func:`is_trec`: one of its measures, or no ir_measures or
+jaxrank name, so that trec_eval's reading names the error) or an ir_measures or jaxrank name.
+The command reads trec_eval's ``-m`` lists (:func:`split_specs`: sets, ``P.5,10``, the first
+parameters of a measure win); the NumPy door asks one value per name (:func:`one_value_each`).
+
+How the run is read. Whole, by default: trec_eval's measures and the other names in one
+evaluation (:func:`jaxrank._trec.irnames.evaluate_names`). In chunks of whole queries
+(:func:`jaxrank._trec.chunked.evaluate_chunks`, trec_eval's measures only) when asked (the
+command's ``--chunk-lines``) or, by :func:`chunking`, for a big run that asks trec_eval's
+measures only (a run file of 64 MiB, a run dict of more than a million rows). Where the run can
+be read twice (a file, a dict), chunks are read judged first (only judged documents and those
+that may tie get a code); when that reading cannot settle a run (:class:`jaxrank.io.NeedsFullRead`:
+equal hashes, a document listed twice, a query's lines apart), the door says what comes next:
+chunks with every document coded, or the whole run. Chunks chosen by size fall back to the
+whole run when the run's queries are scattered (:class:`jaxrank.io.ScatteredQueryError`);
+asked ones raise it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from jaxrank import io
+from jaxrank._core.irnames import is_name, parse
+from jaxrank._trec import chunked as _chunked
+from jaxrank._trec import irnames as _irnames
+from jaxrank._trec import table
+from jaxrank._trec.run import Result
+from jaxrank._trec.table import Request
+
+
+def is_trec(name: Any) -> bool:
+  """Whether ``name`` is read as trec_eval's: one of its measures, or neither an ir_measures
+  name nor one of jaxrank's (then reading it as trec_eval's names the error). A name that is
+  both (``map``, ``ndcg``, ``P``) is trec_eval's.
+
+  Example:
+    >>> from jaxrank._trec import plan
+    >>> [plan.is_trec(n) for n in ["map", "P_10", "nDCG@10", "ndcg@10", "bogus"]]
+    [True, True, False, False, True]
+  """
+  return name in table.MEASURES or not (is_name(name) or _irnames.is_jaxrank_name(name))
+
+
+def split_specs(specs: Sequence[str]) -> tuple[list[str], list[str]]:
+  """``(trec_eval specs, other names)`` of the command's ``-m`` values: what trec_eval's ``-m``
+  reads (``map``, ``P.5,10``, ``P_10``, ``rbp``, ``official``) and the ir_measures or jaxrank
+  names (``nDCG@10``, ``RBP(p=0.8)``, ``err@20``); each one's errors now, in order, before any
+  file is read.
+
+  Example:
+    >>> from jaxrank._trec import plan
+    >>> plan.split_specs(["map", "P.5", "ERR@20", "rbp", "rbp@10", "SetP"])
+    (['map', 'P.5', 'rbp'], ['ERR@20', 'rbp@10', 'SetP'])
+  """
+  trec, others = [], []
+  for spec in specs:
+    if is_trec(spec):
+      table.parse_measures([spec])
+      trec.append(spec)
+    else:
+      parse(spec)  # an ir_measures name's errors
+      others.append(spec)
+  return trec, others
+
+
+def one_value_each(metrics: Sequence[str]) -> tuple[list[Request], list[str],
+                                                    list[tuple[str, str]]]:
+  """``(requests, other names, keys)`` of names that each ask one value: trec_eval's measures
+  parsed one by one (re-parsing them together would merge ``P.1`` and ``P.2``: the first
+  wins), the ir_measures and jaxrank names, and for each name the key of its value in the
+  :class:`~jaxrank._trec.run.Result` (a printed trec_eval name, or the name itself).
+
+  Example:
+    >>> from jaxrank._trec import plan
+    >>> requests, others, keys = plan.one_value_each(["P.5", "nDCG@10", "P_10"])
+    >>> [r.names() for r in requests], others, keys
+    ([['P_5'], ['P_10']], ['nDCG@10'], [('P.5', 'P_5'), ('nDCG@10', 'nDCG@10'), ('P_10', 'P_10')])
+  """
+  keys: list[tuple[str, str]] = []
+  requests: list[Request] = []
+  others = []  # jaxrank's names and ir_measures' (the options written in them apply to them)
+  for name in metrics:
+    if not is_trec(name):
+      keys.append((name, name))
+      others.append(name)
+      continue
+    (request,) = table.parse_measures([name])
+    printed = request.names()
+    if len(printed) != 1:
+      raise ValueError(f"metric {name!r} names {len(printed)} values ({', '.join(printed)}); "
+                       f"ask for one, e.g. {printed[0]!r}")
+    keys.append((name, printed[0]))
+    requests.append(request)
+  return requests, others, keys
+
+
+@dataclasses.dataclass(frozen=True)
+class Chunks:
+  """A run read in chunks of about ``rows`` lines (whole queries); ``auto``: chosen by the
+  run's size, not asked."""
+
+  rows: int
+  auto: bool
+
+
+def chunking(names: Sequence[str], *, asked: int | None, size: int, auto_size: int,
+             auto_rows: int, what: str = "chunks") -> Chunks | None:
+  """How a run is read: in chunks (a :class:`Chunks`) or whole (None).
+
+  ``asked``: the lines per chunk the caller asked for (0: the whole run; None: by size);
+  ``size``: the run's size in the unit of ``auto_size`` (a file's bytes, a dict's rows; 0 when
+  unknown), from which on a run is read in chunks of ``auto_rows``. Chunks evaluate trec_eval's
+  measures only: with other ``names`` the run is read whole, and asked chunks are an error
+  naming ``what`` (the option that asked).
+
+  Example:
+    >>> from jaxrank._trec import plan
+    >>> plan.chunking([], asked=None, size=10**8, auto_size=64 << 20, auto_rows=10**6)
+    Chunks(rows=1000000, auto=True)
+    >>> plan.chunking(["nDCG@10"], asked=None, size=10**8, auto_size=64 << 20, auto_rows=10**6)
+  """
+  if names and asked:
+    raise ValueError(f"{what} evaluates trec_eval measures only, got {names[0]!r}")
+  if asked:
+    return Chunks(rows=asked, auto=False)
+  if asked is None and not names and size >= auto_size:
+    return Chunks(rows=auto_rows, auto=True)
+  return None
+
+
+def evaluate_run(requests: Sequence[Request], names: Sequence[str], qrels: io.Qrels, *,
+                 chunks: Chunks | None, read: Callable[[], io.Run],
+                 read_chunks: Callable[[bool, int], Iterable[io.Run]], rereadable: bool,
+                 after_judged: str, fallback: Callable[[], None] = lambda: None,
+                 chunk_progress: Callable[[int], None] | None = None,
+                 progress: Callable[[int, int], None] | None = None,
+                 where: str, given: dict | None = None,
+                 options=None, unique_docs: bool = False, sources=("run", "qrels"),
+                 **run_options) -> Result:
+  """Evaluates trec_eval ``requests`` and other ``names`` on a run, whole or in ``chunks``
+  (:func:`chunking`), as the module docstring says.
+
+  Args:
+    read: the whole run.
+    read_chunks: ``read_chunks(judged, rows)``: the run in chunks of whole queries, about
+      ``rows`` lines each; ``judged``: only the documents the qrels judge and those that may tie
+      coded (:func:`jaxrank.io.iter_judged_run_chunks`, :func:`jaxrank.io.iter_dict_chunks`).
+    rereadable: the run can be read twice (a file, a dict: not standard input), so chunks are
+      read judged first.
+    after_judged: what follows a judged reading that cannot settle the run
+      (:class:`jaxrank.io.NeedsFullRead`): ``"chunks"`` (every document coded) or ``"whole"``.
+    fallback: called when chunks chosen by size give way to the whole run.
+    chunk_progress: called after each chunk with the lines read so far; ``progress``: the whole
+      run's progress (queries done, queries).
+    where: how errors about the names name the caller.
+    given, options: the formula options as the caller gave them (the names' evaluation, whose
+      names may write their own) and as built (the chunks'); None: the defaults.
+    unique_docs, sources, run_options: as :func:`jaxrank._trec.run.evaluate_requests`
+      (``ties``, ``float32``, ``max_docs``, ``complete``, ``threshold``).
+  """
+  if after_judged not in ("chunks", "whole"):
+    raise ValueError(f"after_judged must be 'chunks' or 'whole', got {after_judged!r}")
+  if chunks is not None:
+    def in_chunks(judged: bool) -> Result:
+      return _chunked.evaluate_chunks(
+          read_chunks(judged, chunks.rows), qrels, requests, progress=chunk_progress,
+          sources=sources, uncoded=judged, unique_docs=unique_docs, options=options,
+          **run_options)
+
+    whole = False
+    try:
+      if rereadable:  # only judged and possibly tied documents coded
+        try:
+          return in_chunks(True)
+        except io.NeedsFullRead:
+          whole = after_judged == "whole"
+      if not whole:
+        return in_chunks(False)  # every document coded
+    except io.ScatteredQueryError:
+      if not chunks.auto:
+        raise
+    fallback()
+  return _irnames.evaluate_names(read(), qrels, names, requests, progress=progress, where=where,
+                                 given=given, unique_docs=unique_docs, sources=sources,
+                                 **run_options)
