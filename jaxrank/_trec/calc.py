@@ -167,6 +167,14 @@ def relstring(b: Block, params: tuple) -> Values:
                    dtype=object)]
 
 
+# bpref, inf_ap and rbp are also the rank core's formulas (jaxrank._core.formulas.bpref, infap,
+# rbp), written twice on purpose: here trec_eval's float64 prefix counts over each query's
+# ordered grades, in trec_eval's order of operations (its values to the last digit, with no
+# kernel call for a run asking host measures only); there formulas over rank bounds that also
+# take the tie-aware policies. On ordered runs the two are equal:
+# tests/test_judged.py::test_host_bpref_infap_rbp_hold_the_core_formulas.
+
+
 def bpref(b: Block, params: tuple) -> Values:
   """(1/R) sum over retrieved relevant documents of 1 - min(n, R) / min(N, R), n the judged
   non-relevant documents above it, N those of the query (the term is 1 when n = 0)."""
