@@ -45,7 +45,16 @@ RANKS = {
 }
 
 # Imports inside functions: (importing module, imported module) -> why it is not at the top.
+_COMMAND = ("start-up time: `jaxrank` imports only the standard library until main() has set "
+            "its Ctrl-C handler (exit_on_interrupt); this pulls in NumPy and JAX")
 LOCAL = {
+    ("jaxrank.cli", "jaxrank.compare"): _COMMAND,
+    ("jaxrank.cli", "jaxrank._trec.table"): _COMMAND,
+    ("jaxrank.cli", "jaxrank._trec.plan"): _COMMAND,
+    ("jaxrank.cli", "jaxrank._host.executables"): _COMMAND,
+    ("jaxrank.cli", "jaxrank.io"): _COMMAND,
+    ("jaxrank.state", "jaxrank.numpy"): "start-up time: only HostMetricState needs the NumPy "
+                                        "face, which loads io and the TREC path",
 }
 
 
