@@ -324,11 +324,10 @@ def evaluate(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
   One walk over the catalog (:func:`ranks`), then every metric from the rank core, exactly as
   ``jaxrank.evaluate(jaxrank.from_sparse(S, relevant_ids, relevant_grades, where=~excluded),
   metrics, ...)`` on the materialised scores ``S``. The metric names and options are those of
-  :func:`jaxrank.evaluate`; ``ties="first"`` ranks tied items by lower item id.
+  :func:`jaxrank.evaluate`; ``ties="first"`` ranks tied items by lower item id. The arguments
+  not listed below are those of :func:`ranks`.
 
   Args:
-    query_emb, item_emb, relevant_ids, relevant_grades, exclude_ids, score_fn, top_k,
-      user_block, item_block, method: as in :func:`ranks`.
     metrics: metric names with optional ``@k`` (``"ndcg@10"``, ``"map"``, ``"recall@20"``).
     reduce: ``None`` (per-user values) or ``"mean"`` (under the ``empty`` policy).
 

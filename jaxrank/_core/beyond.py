@@ -437,7 +437,7 @@ def serendipity(ranked_ids: ArrayLike, relevant_ids: ArrayLike, history_ids: Arr
   Lists without a relevant recommendation or without history are NaN (Evidently leaves those users
   out too). ``normalize="evidently"`` reproduces Evidently's code,
   :math:`1 - \sum_{i \in R} \frac{1}{|H|}\sum_h \cos(e_i, e_h)` (no division by :math:`|R|`, so it
-  can be negative); its docs' formula also divides by k. Cost O(k d + |H| d) per list.
+  can be negative); its docs' formula also divides by k. Cost :math:`O(k d + |H| d)` per list.
 
   Args:
     ranked_ids: ``[..., k]`` recommended ids, ``-1`` pads.

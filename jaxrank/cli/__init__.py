@@ -1,5 +1,7 @@
 """The ``jaxrank`` command: a drop-in for ``trec_eval`` on the rank core.
 
+Usage::
+
     jaxrank evaluate QRELS RUN [-m MEASURE ...] [-q] [-c] [-M N] [-l N]
                      [--ties {trec,average,optimistic,pessimistic,first}] [--float32]
                      [--format {trec,json,csv,table}] [--chunk-lines N]
