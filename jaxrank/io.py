@@ -117,6 +117,9 @@ _K0 = np.uint64(0x9E3779B97F4A7C15)
 _K1 = np.uint64(0xFF51AFD7ED558CCD)
 _K2 = np.uint64(0xC4CEB9FE1A85EC53)
 _S29, _S33 = np.uint64(29), np.uint64(33)
+_LONG = 256  # bytes of each id read a word per NumPy round (<= 32); the rest of longer ids flat
+_FLAT = 1 << 18  # words per slice of a flat pass (temporaries of a few megabytes)
+_ERRORS = "surrogateescape"  # ids are bytes: those that are not UTF-8 read as U+DC80..U+DCFF
 
 
 def _padded(data: bytes | bytearray | memoryview) -> np.ndarray:
@@ -131,26 +134,67 @@ def _windows(buf: np.ndarray) -> np.ndarray:
   return np.ndarray((buf.size - 7,), np.dtype("<u8"), buffer=buf, strides=(1,))
 
 
+def _word(win: np.ndarray, starts: np.ndarray, lens: np.ndarray, j: Any) -> np.ndarray:
+  """Word ``j`` (bytes ``8j .. 8j+7``, zero past the id's end) of the ids at ``starts``, each
+  longer than ``8j`` bytes."""
+  return win[starts + 8 * j] & _MASK[np.minimum(lens - 8 * j, 8)]
+
+
+def _flat_words(lens: np.ndarray, first: int) -> Iterator[tuple[np.ndarray, np.ndarray,
+                                                                np.ndarray]]:
+  """The words from word ``first`` on of ids of ``lens`` bytes (each longer than ``8 * first``)
+  as one sequence, at most ``_FLAT`` words at a time: ``(ids, j, heads)``, each word's id (an
+  index into ``lens``) and number in that id, and where each id's words begin in the slice (for
+  ``np.ufunc.reduceat``). Time and memory grow with the words, whatever the lengths: this is how
+  ids longer than ``_LONG`` bytes are read, never a NumPy round per word."""
+  nw = (lens.astype(np.int64) + 7) // 8 - first
+  off = np.zeros(nw.size + 1, np.int64)
+  np.cumsum(nw, out=off[1:])
+  total = int(off[-1])
+  for a in range(0, total, _FLAT):
+    b = min(total, a + _FLAT)
+    i0, i1 = int(np.searchsorted(off, a, "right")) - 1, int(np.searchsorted(off, b, "left"))
+    lo = np.maximum(off[i0:i1], a)
+    ids = np.repeat(np.arange(i0, i1), np.minimum(off[i0 + 1:i1 + 1], b) - lo)
+    yield ids, np.arange(a, b) - off[ids] + first, lo - a
+
+
 def _hash_ids(win: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
   """64-bit hashes of the byte strings at ``starts`` (``lens`` bytes each) of a padded buffer.
 
   An id of at most 8 bytes hashes to a bijective mix (multiply by an odd number, xor-shift,
   MurmurHash3's finaliser) of its zero-padded bytes: as ids hold no NUL, two such ids hash equal
-  only if they are equal. Longer ids mix in their length and every further 8-byte word; equal
-  hashes of those are checked byte by byte (:func:`_check_equal`)."""
+  only if they are equal. Longer ids mix in their length and every further 8-byte word, one
+  round per word for all ids at once up to ``_LONG`` bytes; an id longer than that adds the sum
+  of its further words' mixes (each mixed with its position), computed in one flat pass over
+  those words (:func:`_flat_words`), so the time is linear in the bytes whatever the longest
+  id. Equal hashes of ids longer than 8 bytes are checked byte by byte (:func:`_check_equal`)."""
   h = win[starts] & _MASK[np.minimum(lens, 8)]
   rest = np.flatnonzero(lens > 8)
   h[rest] ^= lens[rest].astype(np.uint64) * _K0
   h *= _K1
   h ^= h >> _S29
   j = 8
-  while rest.size:
+  while rest.size and j < _LONG:
     left = lens[rest] - j
     x = h[rest] ^ (win[starts[rest] + j] & _MASK[np.minimum(left, 8)])
     x *= _K1
     x ^= x >> _S29
     h[rest] = x
     rest, j = rest[left > 8], j + 8
+  if rest.size:  # ids longer than _LONG bytes: their other words in one flat pass
+    s, n, tail = starts[rest], lens[rest], np.zeros(rest.size, np.uint64)
+    for ids, w, heads in _flat_words(n, j // 8):
+      x = _word(win, s[ids], n[ids], w) ^ (w.astype(np.uint64) * _K2)
+      x *= _K1
+      x ^= x >> _S33
+      x *= _K2
+      x ^= x >> _S29
+      tail[ids[heads]] += np.add.reduceat(x, heads)  # wraps modulo 2**64
+    x = h[rest] ^ tail
+    x *= _K1
+    x ^= x >> _S29
+    h[rest] = x
   h ^= h >> _S33
   h *= _K1
   h ^= h >> _S33
@@ -164,13 +208,35 @@ def _equal_bytes(win_a: np.ndarray, starts_a: np.ndarray, win_b: np.ndarray,
   """Whether the strings at ``starts_a`` and ``starts_b`` (both ``lens`` bytes) are equal."""
   equal = np.ones(lens.size, bool)
   rest, j = np.arange(lens.size), 0
-  while rest.size:
+  while rest.size and j < _LONG:
     left = lens[rest] - j
     mask = _MASK[np.clip(left, 0, 8)]
     same = (win_a[starts_a[rest] + j] & mask) == (win_b[starts_b[rest] + j] & mask)
     equal[rest[~same]] = False
     rest, j = rest[same & (left > 8)], j + 8
+  if rest.size:  # equal so far and longer than _LONG bytes: the other words in one flat pass
+    a, b, n = starts_a[rest], starts_b[rest], lens[rest]
+    for ids, w, heads in _flat_words(n, j // 8):
+      same = _word(win_a, a[ids], n[ids], w) == _word(win_b, b[ids], n[ids], w)
+      equal[rest[ids[heads]]] &= np.logical_and.reduceat(same, heads)
   return equal
+
+
+def _copy_words(dst: np.ndarray, at: np.ndarray, win: np.ndarray, starts: np.ndarray,
+                lens: np.ndarray) -> None:
+  """Writes the ids at ``starts`` (``lens`` bytes) of the windows ``win`` to the words
+  ``dst[at]``, ``dst[at + 1]``, ... (the last one zero-padded): a round per word up to
+  ``_LONG`` bytes, the rest of longer ids in one flat pass."""
+  dst[at] = win[starts] & _MASK[np.minimum(lens, 8)]
+  rest, j = np.flatnonzero(lens > 8), 1
+  while rest.size and 8 * j < _LONG:
+    left = lens[rest] - 8 * j
+    dst[at[rest] + j] = win[starts[rest] + 8 * j] & _MASK[np.minimum(left, 8)]
+    rest, j = rest[left > 8], j + 1
+  if rest.size:
+    a, s, n = at[rest], starts[rest], lens[rest]
+    for ids, w, _ in _flat_words(n, j):
+      dst[a[ids] + w] = _word(win, s[ids], n[ids], w)
 
 
 def _index_dtype(n: int) -> type:
@@ -268,11 +334,7 @@ class _Vocab:
     words = self.words.reserve(total - self.words.n + 2)
     at = woff - nw
     words[self.words.n:total] = 0
-    rest, j = np.arange(lens.size), 0
-    while rest.size:
-      left = lens[rest] - 8 * j
-      words[at[rest] + j] = win[starts[rest] + 8 * j] & _MASK[np.clip(left, 0, 8)]
-      rest, j = rest[left > 8], j + 1
+    _copy_words(words, at, win, starts, lens)
     self.words.n = total
     self.woff.append(woff)
     self.hash.append(h)
@@ -412,13 +474,7 @@ class Ids:
     words = np.zeros(int(woff[-1]) + 1, np.dtype("<u8"))
     for lo in range(0, k, 1 << 16):
       hi = min(k, lo + (1 << 16))
-      s, n, o = starts[lo:hi], lens[lo:hi], woff[lo:hi]
-      words[o] = win[s] & _MASK[np.minimum(n, 8)]
-      rest, j = np.flatnonzero(n > 8), 1
-      while rest.size:
-        left = n[rest] - 8 * j
-        words[o[rest] + j] = win[s[rest] + 8 * j] & _MASK[np.minimum(left, 8)]
-        rest, j = rest[left > 8], j + 1
+      _copy_words(words, woff[lo:hi], win, starts[lo:hi], lens[lo:hi])
     return cls(words, woff, lens, hashes)
 
   @classmethod
@@ -493,9 +549,14 @@ class Ids:
     out = np.zeros((len(self), words), np.dtype("<u8"))
     used = (self._len + 7) // 8  # words holding bytes of the id
     rest, j = np.flatnonzero(used), 0
-    while rest.size:
+    while rest.size and 8 * j < _LONG:
       out[rest, j] = self._words[self._woff[rest] + j]
       rest, j = rest[used[rest] > j + 1], j + 1
+    if rest.size:  # the rest of ids longer than _LONG bytes, in one flat pass
+      flat = out.reshape(-1)
+      for ids, w, _ in _flat_words(self._len[rest], j):
+        r = rest[ids]
+        flat[r * words + w] = self._words[self._woff[r] + w]
     return out.view(f"S{8 * words}").reshape(-1).astype(f"S{width}")
 
   def index(self, other: Ids) -> np.ndarray:
@@ -592,9 +653,10 @@ class Ids:
     return rank
 
   def argsort(self, codes: np.ndarray | None = None) -> np.ndarray:
-    """The codes (default: every code) in byte order of their ids (UTF-8 bytes compared
-    unsigned, trec_eval's ``strcmp``; a prefix comes first). Sorts 8-byte words, refining ties
-    word by word; only the words of ``codes`` are read.
+    """The codes (default: every code) in byte order of their ids (bytes compared unsigned,
+    trec_eval's ``strcmp``; a prefix comes first). Sorts 8-byte words, refining ties word by
+    word; only the words of ``codes`` are read, and a few ids still tied are sorted by their
+    bytes at once (a long shared prefix costs no round per word).
 
     Example:
       >>> from jaxrank import io
@@ -619,22 +681,41 @@ class Ids:
     key = first[order]
     bound = np.ones(k, bool)
     bound[1:] = key[1:] != key[:-1]
+    pos, seg = _tied(bound, nw[order], 1)  # positions in order still tied, and their groups
     j = 1
-    while True:
-      seg = np.cumsum(bound) - 1
-      size = np.bincount(seg)
-      longest = np.maximum.reduceat(nw[order], np.flatnonzero(bound))
-      pos = np.flatnonzero((size[seg] > 1) & (longest[seg] > j))
-      if not pos.size:
-        return codes[order]
+    while pos.size:
       ids = order[pos]
+      if pos.size <= _FEW_TIED:  # a few ids tie: Python compares their bytes (memcmp), so a
+        data = self._words.view(np.uint8)  # long shared prefix costs no NumPy round per word
+        keys = [data[8 * s:8 * s + n].tobytes() for s, n in zip(
+            start[ids].tolist(), self._len[codes[ids]].tolist())]
+        order[pos] = ids[sorted(range(ids.size), key=lambda i: (seg[i], keys[i]))]
+        break
       word = np.where(nw[ids] > j, words(start[ids] + np.minimum(j, nw[ids] - 1)), 0)
-      o = np.lexsort((word, seg[pos]))
-      order[pos], word, sp = ids[o], word[o], seg[pos][o]
+      o = np.lexsort((word, seg))
+      ids, word, seg = ids[o], word[o], seg[o]
+      order[pos] = ids
       new = np.ones(pos.size, bool)
-      new[1:] = (word[1:] != word[:-1]) | (sp[1:] != sp[:-1])
-      bound[pos] |= new
+      new[1:] = (word[1:] != word[:-1]) | (seg[1:] != seg[:-1])
       j += 1
+      sub, seg = _tied(new, nw[ids], j)
+      pos = pos[sub]
+    return codes[order]
+
+
+_FEW_TIED = 256  # Ids.argsort sorts at most this many still tied ids in Python
+
+
+def _tied(bound: np.ndarray, nw: np.ndarray, j: int) -> tuple[np.ndarray, np.ndarray]:
+  """Of items in sorted order (groups of equal keys starting where ``bound``; ``nw`` words
+  each), those in groups of two or more of which some item has more than ``j`` words: their
+  indices and group numbers (increasing)."""
+  seg = np.cumsum(bound) - 1
+  heads = np.flatnonzero(bound)
+  size = np.diff(np.append(heads, bound.size))
+  longest = np.maximum.reduceat(nw, heads)
+  keep = np.flatnonzero((size[seg] > 1) & (longest[seg] > j))
+  return keep, seg[keep]
 
 
 def _table(keys: np.ndarray) -> tuple[np.ndarray, int]:
@@ -942,16 +1023,19 @@ def _fill(f: Any, view: memoryview, name: str) -> int:
   return got
 
 
-def _last_line_end(buf: np.ndarray, lo: int, end: int) -> int:
+def _last_line_end(buf: np.ndarray, lo: int, end: int, floor: int = 0) -> int:
   """The end of the last whole line in ``buf[lo:end]`` (``lo`` if none). A CR at ``end - 1``
-  does not count: its LF may come with the next read."""
+  does not count: its LF may come with the next read. ``buf[:floor]`` is known to hold no line
+  end (read before): the search stops there, so a line longer than a block costs one look at
+  each byte, not one per read."""
   w = end - 1 if end > lo and buf[end - 1] == 13 else end
-  while w > lo:
-    start = max(lo, w - 65536)
+  floor, step = max(lo, floor), 65536
+  while w > floor:
+    start = max(floor, w - step)
     ends = np.flatnonzero(_line_ends(buf[start:w], int(buf[w])))
     if ends.size:
       return start + int(ends[-1]) + 1
-    w = start
+    w, step = start, 2 * step
   return lo
 
 
@@ -963,6 +1047,7 @@ def _blocks(f: Any, name: str, buffers: int = 1) -> Iterator[tuple[np.ndarray, i
   pool = [np.zeros(2 * _BLOCK + _PAD, np.uint8) for _ in range(buffers)]
   buf, turn = pool[0], 0
   carry, first, eof = 0, True, False
+  floor = 0  # the carried bytes below it hold no line end
   while not eof:
     if buf.size < carry + _BLOCK + _PAD:  # a long line: a larger buffer
       grown = np.zeros(2 * (carry + _BLOCK) + _PAD, np.uint8)
@@ -978,11 +1063,12 @@ def _blocks(f: Any, name: str, buffers: int = 1) -> Iterator[tuple[np.ndarray, i
         continue
       first = False
       lo = 3 if bytes(buf[:3]) == codecs.BOM_UTF8 and end >= 3 else 0
-    hi = end if eof else _last_line_end(buf, lo, end)
+    hi = end if eof else _last_line_end(buf, lo, end, floor)
     yielded = hi > lo
     if yielded:
       yield buf, lo, hi
     carry = end - hi
+    floor = max(carry - 1, 0)  # all but a last CR (its LF may follow) was searched
     if buffers > 1 and yielded:  # the next buffer: this one's block may still be in use
       turn = (turn + 1) % buffers
       nxt = pool[turn]
@@ -990,7 +1076,7 @@ def _blocks(f: Any, name: str, buffers: int = 1) -> Iterator[tuple[np.ndarray, i
         nxt = pool[turn] = np.zeros(2 * (carry + _BLOCK) + _PAD, np.uint8)
       nxt[:carry] = buf[hi:end]
       buf = nxt
-    else:
+    elif hi:  # (hi == 0: a line longer than the data read so far stays where it is)
       buf[:carry] = buf[hi:end].copy()
 
 
@@ -1289,13 +1375,14 @@ class _Block:
   def tag(self, row: int) -> str:
     """The run tag (6th field) of row ``row``'s line."""
     start = stop = int(self.q_start[row])
+    step = 4096
     while True:
-      c = self.buf[stop:stop + 4096]
+      c = self.buf[stop:stop + step]
       ends = np.flatnonzero((c == 10) | (c == 13) | (c == 0))
-      if ends.size or c.size < 4096:
+      if ends.size or c.size < step:
         stop += int(ends[0]) if ends.size else c.size
-        return self.buf[start:stop].tobytes().split()[5].decode()
-      stop += c.size
+        return self.buf[start:stop].tobytes().split()[5].decode("utf-8", _ERRORS)
+      stop, step = stop + c.size, 2 * step  # a long line: steps grow, the time stays linear
 
 
 def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: _Format, name: str,
