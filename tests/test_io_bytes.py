@@ -4,7 +4,11 @@ writers replace their target atomically."""
 
 from __future__ import annotations
 
+import errno
 import gzip
+import os
+import stat
+import subprocess
 import sys
 import time
 
@@ -192,3 +196,123 @@ def test_flat_passes_agree_with_python(monkeypatch, long_bytes, flat, few):
   assert [distinct[i] for i in va.argsort()] == sorted(distinct)
   assert va.bytes_array().tolist() == distinct
   assert va.take(np.arange(len(va))).index(vb).tolist() == va.index(vb).tolist()
+
+
+# ---------------------------------------------------------------------------------------------
+# Atomic writes.
+
+
+class _FailingFile:
+  """A text file whose ``write`` fails (a full disk) once ``after`` writes went through."""
+
+  def __init__(self, f, after: int, error: BaseException) -> None:
+    self.f, self.after, self.error = f, after, error
+
+  def write(self, text: str) -> int:
+    if not self.after:
+      raise self.error
+    self.after -= 1
+    return self.f.write(text)
+
+  def __enter__(self):
+    return self
+
+  def __exit__(self, *exc) -> None:
+    self.f.close()
+
+
+WRITERS = [(io.write_run, {f"q{i}": {f"d{j}": float(j) for j in range(5)} for i in range(4)}),
+           (io.write_qrels, {f"q{i}": {f"d{j}": j % 3 for j in range(5)} for i in range(4)})]
+
+
+@pytest.mark.parametrize("writer, data", WRITERS)
+@pytest.mark.parametrize("error", [OSError(errno.ENOSPC, "No space left on device"),
+                                   KeyboardInterrupt()])
+@pytest.mark.parametrize("exists", [True, False])
+def test_a_failed_write_leaves_the_target_as_it_was(tmp_path, monkeypatch, writer, data,
+                                                    error, exists):
+  """A failure after some rows were written (a full disk, Ctrl-C), or at the final rename,
+  leaves an existing target unchanged, creates none, and leaves no temporary file."""
+  target = tmp_path / "out"
+  if exists:
+    target.write_bytes(b"before\n")
+  real = os.fdopen
+  monkeypatch.setattr(io, "_WRITE_ROWS", 3)
+  monkeypatch.setattr(os, "fdopen", lambda *a, **k: _FailingFile(real(*a, **k), 2, error))
+  with pytest.raises(type(error)):
+    writer(data, target)
+  assert os.listdir(tmp_path) == (["out"] if exists else [])
+  if exists:
+    assert target.read_bytes() == b"before\n"
+  monkeypatch.setattr(os, "fdopen", real)
+
+  def no_rename(*args):
+    raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+  monkeypatch.setattr(os, "replace", no_rename)
+  with pytest.raises(OSError, match="cross-device"):
+    writer(data, target)
+  assert os.listdir(tmp_path) == (["out"] if exists else [])
+  monkeypatch.undo()
+  writer(data, target)  # and without a failure, the whole file, no temporary left
+  assert os.listdir(tmp_path) == ["out"] and target.read_bytes().count(b"\n") == 20
+
+
+FULL_DISK = """
+import os, resource, signal, sys
+from jaxrank import io
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # past the limit, write() fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+writer = io.write_run if sys.argv[2] == "run" else io.write_qrels
+data = {f"q{i}": {f"d{j}": j for j in range(100)} for i in range(100)}  # ~150 KB of lines
+try:
+  writer(data, sys.argv[1])
+except OSError as e:
+  print(e.errno == __import__("errno").EFBIG)
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE")
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_a_full_disk_leaves_the_target_as_it_was(tmp_path, kind):
+  """A real failed write, not a mock: past a file size limit (as on a full disk) the writer
+  raises and the target keeps its content, with no partial file beside it (before, the target
+  was truncated and left with the first 4 KB of the new content)."""
+  target = tmp_path / "out"
+  target.write_bytes(b"before\n")
+  out = subprocess.run([sys.executable, "-c", FULL_DISK, str(target), kind],
+                       capture_output=True, text=True, check=True)
+  assert out.stdout.strip() == "True", out.stderr
+  assert target.read_bytes() == b"before\n" and os.listdir(tmp_path) == ["out"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_written_files_keep_the_usual_permissions(tmp_path):
+  """A new file gets 0666 less the umask (not a temporary file's 0600), a replaced file keeps
+  its mode, a symbolic link stays a link to the replaced file, a device is written in place;
+  a missing directory is an error naming the path."""
+  run = {"q": {"d": 1.0}}
+  old = os.umask(0o027)
+  try:
+    io.write_run(run, tmp_path / "new")
+  finally:
+    os.umask(old)
+  assert stat.S_IMODE(os.stat(tmp_path / "new").st_mode) == 0o640
+  (tmp_path / "kept").write_bytes(b"x\n")
+  os.chmod(tmp_path / "kept", 0o604)
+  io.write_qrels({"q": {"d": 1}}, tmp_path / "kept")
+  assert stat.S_IMODE(os.stat(tmp_path / "kept").st_mode) == 0o604
+  assert (tmp_path / "kept").read_bytes() == b"q 0 d 1\n"
+  os.symlink("kept", tmp_path / "link")
+  io.write_run(run, tmp_path / "link")
+  assert os.path.islink(tmp_path / "link")
+  assert (tmp_path / "kept").read_bytes() == b"q Q0 d 1 1.0 jaxrank\n"
+  io.write_run(run, os.devnull)
+  assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+  with pytest.raises(FileNotFoundError, match="nowhere"):
+    io.write_run(run, tmp_path / "nowhere" / "run")
+  assert sorted(os.listdir(tmp_path)) == ["kept", "link", "new"]
+  if os.geteuid() != 0:  # root may write anything
+    os.chmod(tmp_path / "kept", 0o444)
+    with pytest.raises(PermissionError):
+      io.write_run(run, tmp_path / "kept")
