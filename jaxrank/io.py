@@ -4,9 +4,13 @@ A run file has one retrieved document per line, ``qid Q0 docid rank score tag`` 
 columns are ignored, as by trec_eval); a qrels file has one judgment per line, ``qid iter docid
 rel`` with an integer grade (``-1`` = pooled but unjudged). The rules, the same for every file:
 
-* **Text.** A file is UTF-8 (a UTF-8 byte order mark at its start is skipped); ids are the exact
-  text between separators, compared byte for byte (trec_eval's ``strcmp``). Invalid UTF-8 and
-  NUL bytes are errors naming the line.
+* **Bytes.** Ids are the exact bytes between separators, compared byte for byte (trec_eval's
+  ``strcmp``), whatever the encoding: any byte but NUL and the separators is part of an id. In
+  Python an id is a ``str``: its UTF-8 decoded, each byte that is not part of valid UTF-8 as a
+  lone surrogate U+DC80..U+DCFF (``surrogateescape``: latin-1 ``caf\\xe9`` reads as
+  ``'caf\\udce9'``), and the writers write those bytes back, so ``write_run(read_run(f))``
+  keeps every id's bytes. A UTF-8 byte order mark at the start of a file is skipped; a NUL byte
+  is an error naming the line (C tools end a string there).
 * **Separators** are trec_eval's (C ``isspace``): space, tab, ``\\v``, ``\\f`` and ``\\r``.
   Nothing else separates: no-break spaces, U+0085, U+2028 and ASCII control characters such as
   ``\\x1c`` are part of an id (Python's ``str.split`` would split there; trec_eval does not).
@@ -439,7 +443,8 @@ class _Vocab:
 
 
 class Ids:
-  """A vocabulary: distinct ids (UTF-8 text), the values behind a :class:`Run`'s or
+  """A vocabulary: distinct ids (byte strings, shown as ``str``: UTF-8, other bytes as
+  U+DC80..U+DCFF by ``surrogateescape``), the values behind a :class:`Run`'s or
   :class:`Qrels`' integer codes, in order of first appearance.
 
   Stored without a Python object per id: one buffer of 8-byte words, each id zero-padded to
@@ -485,8 +490,8 @@ class Ids:
     values[i]`` (distinct values in order of first appearance).
 
     Raises ``TypeError`` for a value that is not a ``str`` and ``ValueError`` for one that
-    holds a NUL character or is not valid Unicode (a lone surrogate): ids must be text that a
-    TREC file can hold.
+    holds a NUL character or a lone surrogate that stands for no byte (see :func:`as_run`): ids
+    must be what a TREC file can hold.
 
     Example:
       >>> from jaxrank import io
@@ -519,7 +524,8 @@ class Ids:
     if not -k <= i < k:
       raise IndexError(f"id index {i} out of range for a vocabulary of {k} ids")
     start = 8 * int(self._woff[i % k])
-    return self._words.view(np.uint8)[start:start + int(self._len[i % k])].tobytes().decode()
+    return self._words.view(np.uint8)[start:start + int(self._len[i % k])].tobytes().decode(
+        "utf-8", _ERRORS)
 
   def __iter__(self) -> Iterator[str]:
     return iter(self.tolist())
@@ -530,18 +536,18 @@ class Ids:
 
   @property
   def lengths(self) -> np.ndarray:
-    """Each id's length in bytes (UTF-8)."""
+    """Each id's length in bytes."""
     return self._len
 
   def tolist(self) -> list[str]:
     """The ids as a list of ``str``, in code order."""
     if not len(self):
       return []
-    text = self._words.view(np.uint8).tobytes().decode()
+    text = self._words.view(np.uint8).tobytes().decode("utf-8", _ERRORS)
     if self._len.min() > 0:  # every id is followed by at least one NUL; padding is NULs
       return list(filter(None, text.split("\x00")))
     data = self._words.view(np.uint8)
-    return [data[8 * s:8 * s + n].tobytes().decode()
+    return [data[8 * s:8 * s + n].tobytes().decode("utf-8", _ERRORS)
             for s, n in zip(self._woff[:-1].tolist(), self._len.tolist())]
 
   def bytes_array(self) -> np.ndarray:
@@ -758,9 +764,11 @@ def _lookup(table: np.ndarray, bits: int, keys: np.ndarray, queries: np.ndarray)
 
 
 def _encode_ids(values: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-  """The UTF-8 bytes of ``values`` in one padded buffer (NUL between them), and each one's start
-  and length; raises :class:`_BadId` for a value that is not a ``str``, holds a NUL or a lone
-  surrogate. One ``join`` and one ``encode``: no Python work per value."""
+  """The bytes of ``values`` (UTF-8, ``surrogateescape``: as a file's ids are decoded) in one
+  padded buffer (NUL between them), and each one's start and length; raises :class:`_BadId` for
+  a value that is not a ``str``, holds a NUL or a surrogate that does not stand for a byte (one
+  outside U+DC80..U+DCFF, or ones whose bytes would read back as other text). One ``join`` and
+  one ``encode``: no Python work per value."""
   try:
     text = "\x00".join(values)
   except TypeError:
@@ -770,13 +778,29 @@ def _encode_ids(values: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     raise _BadId(next(i for i, v in enumerate(values) if "\x00" in v), "nul")
   try:
     data = text.encode("utf-8")
-  except UnicodeEncodeError as e:
-    raise _BadId(text.count("\x00", 0, e.start), "surrogate") from None
+  except UnicodeEncodeError:
+    data = _escaped_bytes(text)
   buf = _padded(data)
   seps = np.flatnonzero(buf[:len(data)] == 0)
   starts = np.concatenate([[0], seps + 1]) if values else np.zeros(0, np.int64)
   lens = (np.concatenate([seps, [len(data)]]) - starts if values else starts).astype(np.int32)
   return buf, starts, lens
+
+
+def _escaped_bytes(text: str) -> bytes:
+  """``text`` (ids joined by NUL) as bytes, lone surrogates U+DC80..U+DCFF standing for the
+  bytes 0x80..0xFF (``surrogateescape``); raises :class:`_BadId` for an id with another
+  surrogate, or whose bytes would read back as other text (``'\\udcc3\\udca9'`` is the
+  UTF-8 of ``'é'``)."""
+  try:
+    data = text.encode("utf-8", _ERRORS)
+  except UnicodeEncodeError as e:
+    raise _BadId(text.count("\x00", 0, e.start), "surrogate") from None
+  back = data.decode("utf-8", _ERRORS)
+  if back != text:
+    at = next((i for i, (a, b) in enumerate(zip(back, text)) if a != b), len(back))
+    raise _BadId(back.count("\x00", 0, at), "surrogate")
+  return data
 
 
 class _BadId(Exception):
@@ -794,20 +818,20 @@ def _bad_id_message(what: str, value: Any, reason: str, qid: Any = None) -> str:
   if reason == "nul":
     return (f"{what} {value!r}{where} contains a NUL character, which no TREC file can hold "
             "(and would make it equal to another id in C tools)")
-  return (f"{what} {value!r}{where} is not valid Unicode (a lone surrogate cannot be written "
-          "as UTF-8)")
+  return (f"{what} {value!r}{where} is not valid Unicode: it holds a lone surrogate that does "
+          "not stand for a byte (an id's bytes that are not UTF-8 read as U+DC80..U+DCFF, "
+          "Python's 'surrogateescape'; other surrogates, or ones making valid UTF-8, cannot be "
+          "written)")
 
 
 def _column_ids(values: Any, what: str) -> tuple[np.ndarray, Ids]:
-  """Codes and vocabulary of a column of ids given as ``str`` or UTF-8 ``bytes``."""
+  """Codes and vocabulary of a column of ids given as ``str`` or ``bytes`` (any bytes but NUL,
+  decoded as a file's ids are)."""
   vals = values.tolist() if isinstance(values, np.ndarray) else list(values)
   text: dict[Any, str] = {}
   for v in dict.fromkeys(vals):
     if isinstance(v, (bytes, np.bytes_)):
-      try:
-        text[v] = bytes(v).decode()
-      except UnicodeDecodeError:
-        raise ValueError(f"{what} {bytes(v)!r} is not valid UTF-8") from None
+      text[v] = bytes(v).decode("utf-8", _ERRORS)
     elif isinstance(v, str):
       text[v] = v
     else:
@@ -855,14 +879,14 @@ class _Columns:
 
   @property
   def qid(self) -> np.ndarray:
-    """``[N]`` query ids as UTF-8 byte strings (built on first use from the codes)."""
+    """``[N]`` query ids as byte strings (built on first use from the codes)."""
     if "qid" not in self._cache:
       self._cache["qid"] = self.qid_vocab.bytes_array()[self.qid_codes]
     return self._cache["qid"]
 
   @property
   def docid(self) -> np.ndarray:
-    """``[N]`` document ids as UTF-8 byte strings (built on first use from the codes)."""
+    """``[N]`` document ids as byte strings (built on first use from the codes)."""
     if "docid" not in self._cache:
       self._cache["docid"] = self.docid_vocab.bytes_array()[self.docid_codes]
     return self._cache["docid"]
@@ -883,10 +907,10 @@ class Run(_Columns):
     (:class:`Ids`, distinct ids in order of first appearance);
   * ``score``: ``[N]`` float64; ``rank``: ``[N]`` int64 (trec_eval ignores it; so does jaxrank's
     evaluation); ``tag``: the run tag of the last line (trec_eval's ``runid``);
-  * ``qid``, ``docid``: the same ids as ``[N]`` UTF-8 byte strings (NumPy ``S`` arrays), built
+  * ``qid``, ``docid``: the same ids as ``[N]`` byte strings (NumPy ``S`` arrays), built
     from the codes on first use, for code written before the codes existed.
 
-  ``Run(qid, docid, score, rank=None, tag="jaxrank")`` takes columns of ids (``str`` or UTF-8
+  ``Run(qid, docid, score, rank=None, tag="jaxrank")`` takes columns of ids (``str`` or
   ``bytes``); ``Run(qid_codes=..., qid_vocab=..., docid_codes=..., docid_vocab=...,
   score=...)`` takes codes. Immutable. A run's and a qrels' documents meet by code:
   ``run.docid_vocab.index(qrels.docid_vocab)`` maps each qrels document to its run code
@@ -1416,13 +1440,6 @@ def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: _Format, name: str,
     at = int(np.searchsorted(eol, p))
     return at, p - (int(eol[at - 1]) + 1 if at else 0) + 1
 
-  if c.size and c.max() >= 128:
-    try:
-      codecs.utf_8_decode(c.data, "strict", True)
-    except UnicodeDecodeError as e:
-      at, col = line_col(e.start)
-      errors.append((at, 0, f"invalid UTF-8 (byte 0x{int(c[e.start]):02x} at column {col}); "
-                            "TREC files are read as UTF-8"))
   if regular is not None:
     starts, ends = regular
     lines = np.arange(nlines)
@@ -1813,7 +1830,7 @@ def _read(path: PathLike | bytes, name: str | None, fmt: _Format) -> _Builder:
 def read_run(path: PathLike | bytes, *, name: str | None = None) -> Run:
   """Reads a TREC run file ``qid Q0 docid rank score tag [ignored ...]``.
 
-  The format rules (separators, line ends, UTF-8, C number syntax) are in the module
+  The format rules (bytes, separators, line ends, C number syntax) are in the module
   docstring; gzip content is decompressed, ``"-"`` reads standard input. Reads a block of
   about a megabyte at a time: memory holds the result, not the file.
 
@@ -2275,9 +2292,11 @@ def _grades(values: list, locate, what: str) -> np.ndarray:
 def as_run(run: Run | Mapping[str, Mapping[str, float]]) -> Run:
   """A :class:`Run` from a Run or a pytrec_eval-style ``{qid: {docid: score}}`` dict.
 
-  Ids must be ``str`` without NUL characters or lone surrogates (what a UTF-8 TREC file can
-  hold); scores are numbers (not ``bool``, not NaN) within float64's range; infinite scores
-  are kept (``-inf`` ranks last). Errors name the query and the document.
+  Ids must be ``str`` without NUL characters, and without lone surrogates but those that stand
+  for bytes that are not UTF-8 (U+DC80..U+DCFF, ``surrogateescape``, as the readers give them;
+  ``'\\udcc3\\udca9'``, the bytes of ``'é'``, is refused): what a TREC file can hold. Scores
+  are numbers (not ``bool``, not NaN) within float64's range; infinite scores are kept
+  (``-inf`` ranks last). Errors name the query and the document.
 
   Example:
     >>> from jaxrank import io

@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pytest
 
-from jaxrank import io
+from jaxrank import cli, io
 from jaxrank import numpy as jrn
 
 MEASURES = ["map", "ndcg", "P_5", "recip_rank", "bpref"]
@@ -180,7 +180,7 @@ def test_flat_passes_agree_with_python(monkeypatch, long_bytes, flat, few):
   monkeypatch.setattr(io, "_FLAT", flat)
   monkeypatch.setattr(io, "_FEW_TIED", few)
   rng = np.random.default_rng(long_bytes)
-  alphabet = np.frombuffer(b"abyz", np.uint8)
+  alphabet = np.frombuffer(b"ab\xe9\xc3", np.uint8)
   pool = [rng.choice(alphabet, int(n)).tobytes() for n in rng.integers(1, 70, 60)]
   pool += [b"ab" * 20 + p for p in pool[:20]]  # long shared prefixes
   a = [pool[i] for i in rng.integers(0, len(pool), 200)]
@@ -196,6 +196,146 @@ def test_flat_passes_agree_with_python(monkeypatch, long_bytes, flat, few):
   assert [distinct[i] for i in va.argsort()] == sorted(distinct)
   assert va.bytes_array().tolist() == distinct
   assert va.take(np.arange(len(va))).index(vb).tolist() == va.index(vb).tolist()
+
+
+# ---------------------------------------------------------------------------------------------
+# Ids that are not UTF-8.
+
+LATIN1_RUN = (b"caf\xe9 Q0 th\xe9\xe2tre 1 3.5 t\xe9\n"
+              b"caf\xe9 Q0 na\xefve 2 2.0 t\xe9\n"
+              b"caf\xe9 Q0 caf\xc3\xa9 3 2.0 t\xe9\n"   # UTF-8 'café': another id
+              b"caf\xe9 Q0 \xff\xfe 4 1.0 t\xe9\n"
+              b"r\xe9sum\xe9 Q0 na\xefve 1 1.0 t\xe9\n"
+              b"r\xe9sum\xe9 Q0 \x80 2 0.5 t\xe9\n")
+LATIN1_QRELS = (b"caf\xe9 0 na\xefve 1\ncaf\xe9 0 \xff\xfe 2\ncaf\xe9 0 caf\xc3\xa9 0\n"
+                b"r\xe9sum\xe9 0 \x80 1\nr\xe9sum\xe9 0 absent\xe9 1\n")
+BYTES = [b"caf\xe9", b"th\xe9\xe2tre", b"na\xefve", b"caf\xc3\xa9", b"\xff\xfe", b"r\xe9sum\xe9",
+         b"\x80", b"absent\xe9", b"t\xe9"]
+
+
+def _doors(tmp_path, data: bytes, kind: str):
+  """Every way a file's ids come in: bytes, a path, gzip, standard input, chunks."""
+  read = io.read_run if kind == "run" else io.read_qrels
+  (tmp_path / kind).write_bytes(data)
+  (tmp_path / f"{kind}.gz").write_bytes(gzip.compress(data))
+  yield "bytes", read(data)
+  yield "path", read(tmp_path / kind)
+  yield "gzip", read(tmp_path / f"{kind}.gz")
+  if kind == "run":
+    for chunks in (io.iter_run_chunks(tmp_path / kind, max_lines=1),
+                   io.iter_run_chunks(data, max_lines=3)):
+      got = list(chunks)
+      yield "chunks", io.as_run({q: d for c in got for q, d in c.to_dict().items()})
+      assert got[-1].tag == "t\udce9"
+
+
+def test_ids_that_are_not_utf8_read_through_every_door(tmp_path):
+  """Latin-1 ids (and bytes that are no text at all) are ids: the same rows through every
+  reader, shown with surrogateescape, and ``write_run(read_run(f))`` writes the same bytes."""
+  for kind, data in (("run", LATIN1_RUN), ("qrels", LATIN1_QRELS)):
+    want = [tuple(line.split()[i] for i in (0, 2)) for line in data.splitlines()]
+    for door, got in _doors(tmp_path, data, kind):
+      assert [(q, d) for q, d, _ in _rows(got)] == want, door
+      assert got.qid_vocab.tolist() == [q.decode("latin-1").replace("\xe9", "\udce9")
+                                        for q in dict.fromkeys(q for q, _ in want)], door
+  code = ("import sys; from jaxrank import io; r = io.read_run('-'); "
+          "sys.stdout.buffer.write(repr((r.docid.tolist(), r.tag)).encode())")
+  out = subprocess.run([sys.executable, "-c", code], input=gzip.compress(LATIN1_RUN),
+                       capture_output=True, check=True)
+  assert out.stdout.decode() == repr(([line.split()[2] for line in LATIN1_RUN.splitlines()],
+                                      "t\udce9"))
+  run = io.read_run(LATIN1_RUN)
+  io.write_run(run, tmp_path / "once")
+  once = (tmp_path / "once").read_bytes()
+  assert once == LATIN1_RUN  # the same bytes (the file is in write_run's order)
+  io.write_run(io.read_run(tmp_path / "once"), tmp_path / "twice")
+  assert (tmp_path / "twice").read_bytes() == once
+  io.write_run(run.to_dict(), tmp_path / "dict", tag="t\udce9")  # the dict door too
+  assert (tmp_path / "dict").read_bytes() == once
+  io.write_qrels(io.read_qrels(LATIN1_QRELS), tmp_path / "q")
+  assert sorted((tmp_path / "q").read_bytes().splitlines()) == sorted(
+      LATIN1_QRELS.splitlines())
+  columns = io.Run(run.qid.tolist(), run.docid.tolist(), run.score)  # byte columns
+  assert _rows(columns) == _rows(run)
+
+
+def test_ids_that_are_not_utf8_give_trec_evals_numbers(tmp_path):
+  """The numbers of the same data with the ids mapped to ASCII (same byte order), which
+  pytrec_eval (trec_eval's C code) gives; through read_run and through the judged-only chunk
+  reader of `jaxrank evaluate`."""
+  names = _ascii(BYTES)
+  run, qrels = io.read_run(LATIN1_RUN), io.read_qrels(LATIN1_QRELS)
+  ascii_run = io.read_run(_mapped(LATIN1_RUN, names))
+  ascii_qrels = io.read_qrels(_mapped(LATIN1_QRELS, names))
+  want = _evaluate(ascii_run, ascii_qrels)
+  strs = {k.decode("utf-8", "surrogateescape"): v.decode() for k, v in names.items()}
+  assert _renamed(_evaluate(run, qrels), strs) == want
+  assert _renamed(_evaluate(run.to_dict(), qrels.to_dict()), strs) == want
+  pytrec_eval = pytest.importorskip("pytrec_eval")
+  ref = pytrec_eval.RelevanceEvaluator(ascii_qrels.to_dict(), {"map", "ndcg", "P", "recip_rank",
+                                                                 "bpref"}).evaluate(
+      ascii_run.to_dict())
+  for m in MEASURES:
+    assert want[m] == pytest.approx({q: ref[q][m] for q in ref}, abs=1e-12), m
+  judged = list(io.iter_judged_run_chunks(_write(tmp_path / "r", LATIN1_RUN), qrels,
+                                          max_lines=2))
+  assert [c.qid_vocab.tolist() for c in judged] == [["caf\udce9"], ["r\udce9sum\udce9"]]
+
+
+def _write(path, data: bytes):
+  path.write_bytes(data)
+  return path
+
+
+def test_cli_prints_the_ids_bytes(tmp_path, capsysbinary):
+  """`jaxrank evaluate -q` prints a query id as the bytes read, as trec_eval does: the output
+  is that of the ASCII-mapped files with the ids mapped back (the chunked reader and the whole
+  one alike)."""
+  names = _ascii(BYTES)
+  files = {"run": LATIN1_RUN, "qrels": LATIN1_QRELS,
+           "arun": _mapped(LATIN1_RUN, names), "aqrels": _mapped(LATIN1_QRELS, names)}
+  for k, v in files.items():
+    (tmp_path / k).write_bytes(v)
+  outputs = []
+  for args in (["qrels", "run"], ["--chunk-lines", "1", "qrels", "run"], ["aqrels", "arun"]):
+    code = cli.main(["evaluate", "-q", "-m", "map", "-m", "P.2", "-m", "runid",
+                     *[str(tmp_path / a) if a in files else a for a in args]])
+    out, err = capsysbinary.readouterr()
+    assert code == 0, err
+    outputs.append(out)
+  back = {v: k for k, v in names.items()}
+  assert outputs[0] == outputs[1] == b"".join(
+      b"\t".join(back.get(f, f) for f in line.split(b"\t")) + b"\n"
+      for line in outputs[2].splitlines())
+  assert b"\tcaf\xe9\t" in outputs[0] and b"t\xe9\n" in outputs[0]  # the runid too
+
+
+def test_error_messages_show_bytes_that_are_not_utf8(tmp_path, capsysbinary):
+  """A message naming an id that is not UTF-8 shows it escaped (never a crash, never a raw
+  surrogate): the scattered query of the chunk reader, a document listed twice, ids that
+  cannot be written, no common query; on the command line, one line on stderr."""
+  run = b"q\xe9 Q0 a 1 1 t\nr Q0 a 1 1 t\nq\xe9 Q0 b 2 1 t\n"
+  with pytest.raises(io.ScatteredQueryError, match=r"query 'q\\udce9' appears again") as e:
+    list(io.iter_run_chunks(run, max_lines=1))
+  messages = [str(e.value)]
+  with pytest.raises(ValueError, match=r"'q\\udce9' lists document 'a\\udcff' twice") as e:
+    _evaluate(io.read_run(b"q\xe9 Q0 a\xff 1 1 t\nq\xe9 Q0 a\xff 2 1 t\n"),
+              io.read_qrels(b"q\xe9 0 a\xff 1\n"))
+  messages.append(str(e.value))
+  with pytest.raises(ValueError, match=r"run qid '#\\udce9' cannot be written") as e:
+    io.write_run({"#\udce9": {"d": 1.0}}, tmp_path / "w")
+  messages.append(str(e.value))
+  with pytest.raises(ValueError, match=r"no query of the run .*'q\\udce9'") as e:
+    _evaluate(io.read_run(run), io.read_qrels(b"x\xff 0 a 1\n"))
+  messages.append(str(e.value))
+  for m in messages:
+    m.encode("ascii")
+  (tmp_path / "run").write_bytes(run)
+  (tmp_path / "qrels").write_bytes(b"q\xe9 0 a 1\n")
+  assert cli.main(["evaluate", "--chunk-lines", "1", str(tmp_path / "qrels"),
+                   str(tmp_path / "run")]) == 1
+  out, err = capsysbinary.readouterr()
+  assert out == b"" and err.count(b"\n") == 1 and b"query 'q\\udce9' appears again" in err
 
 
 # ---------------------------------------------------------------------------------------------
