@@ -1399,16 +1399,17 @@ class _Block:
                "d_hash", "ints", "floats", "nlines", "nbytes", "judged")
 
   def tag(self, row: int) -> str:
-    """The run tag (6th field) of row ``row``'s line."""
-    start = stop = int(self.q_start[row])
-    step = 4096
+    """The run tag (6th field) of row ``row``'s line, read from the end of its document id
+    (the ids before it may be long; the fields after it, rank, score and tag, rarely are)."""
+    start = stop = int(self.d_start[row]) + int(self.d_len[row])
+    step = 256
     while True:
       c = self.buf[stop:stop + step]
       ends = np.flatnonzero((c == 10) | (c == 13) | (c == 0))
       if ends.size or c.size < step:
         stop += int(ends[0]) if ends.size else c.size
-        return self.buf[start:stop].tobytes().split()[5].decode("utf-8", _ERRORS)
-      stop, step = stop + c.size, 2 * step  # a long line: steps grow, the time stays linear
+        return self.buf[start:stop].tobytes().split()[2].decode("utf-8", _ERRORS)
+      stop, step = stop + c.size, 2 * step  # a long tag: steps grow, the time stays linear
 
 
 def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: _Format, name: str,
