@@ -193,8 +193,10 @@ def test_legacy_constructors_take_columns_of_ids():
   assert run.to_dict() == {"q": {"d\u00e0": 0.5, "e": 0.25}} and run.tag == "tag"
   qrels = io.Qrels(qid=["q"], docid=[b"d"], rel=[2])
   assert qrels.to_dict() == {"q": {"d": 2}}
-  with pytest.raises(ValueError, match="not valid UTF-8"):
-    io.Run([b"\xff"], ["d"], [1.0])
+  latin1 = io.Run([b"\xff"], ["d"], [1.0])  # ids are bytes: not UTF-8 is data too
+  assert latin1.qid.tolist() == [b"\xff"] and latin1.qid_vocab.tolist() == ["\udcff"]
+  with pytest.raises(ValueError, match="contains a NUL"):
+    io.Run([b"a\x00"], ["d"], [1.0])
   with pytest.raises(ValueError, match="one length"):
     io.Run(["q"], ["d", "e"], [1.0])
   with pytest.raises(AttributeError, match="immutable"):

@@ -488,7 +488,11 @@ def _flushed(text: str = "") -> bool:
   """Writes ``text`` and flushes stdout; on a full disk, a closed pipe (`| head -c0`), ... says
   so in one line and returns False."""
   try:
-    sys.stdout.write(text)
+    try:
+      sys.stdout.write(text)
+    except UnicodeEncodeError:  # query ids that are not UTF-8 (or not the terminal's encoding):
+      sys.stdout.flush()  # their bytes as read, as trec_eval prints them
+      sys.stdout.buffer.write(text.encode("utf-8", "surrogateescape"))
     sys.stdout.flush()
     return True
   except OSError as e:

@@ -4,9 +4,13 @@ A run file has one retrieved document per line, ``qid Q0 docid rank score tag`` 
 columns are ignored, as by trec_eval); a qrels file has one judgment per line, ``qid iter docid
 rel`` with an integer grade (``-1`` = pooled but unjudged). The rules, the same for every file:
 
-* **Text.** A file is UTF-8 (a UTF-8 byte order mark at its start is skipped); ids are the exact
-  text between separators, compared byte for byte (trec_eval's ``strcmp``). Invalid UTF-8 and
-  NUL bytes are errors naming the line.
+* **Bytes.** Ids are the exact bytes between separators, compared byte for byte (trec_eval's
+  ``strcmp``), whatever the encoding: any byte but NUL and the separators is part of an id. In
+  Python an id is a ``str``: its UTF-8 decoded, each byte that is not part of valid UTF-8 as a
+  lone surrogate U+DC80..U+DCFF (``surrogateescape``: latin-1 ``caf\\xe9`` reads as
+  ``'caf\\udce9'``), and the writers write those bytes back, so ``write_run(read_run(f))``
+  keeps every id's bytes. A UTF-8 byte order mark at the start of a file is skipped; a NUL byte
+  is an error naming the line (C tools end a string there).
 * **Separators** are trec_eval's (C ``isspace``): space, tab, ``\\v``, ``\\f`` and ``\\r``.
   Nothing else separates: no-break spaces, U+0085, U+2028 and ASCII control characters such as
   ``\\x1c`` are part of an id (Python's ``str.split`` would split there; trec_eval does not).
@@ -54,8 +58,10 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import os
 import re
+import stat
 import sys
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -117,6 +123,9 @@ _K0 = np.uint64(0x9E3779B97F4A7C15)
 _K1 = np.uint64(0xFF51AFD7ED558CCD)
 _K2 = np.uint64(0xC4CEB9FE1A85EC53)
 _S29, _S33 = np.uint64(29), np.uint64(33)
+_LONG = 256  # bytes of each id read a word per NumPy round (<= 32); the rest of longer ids flat
+_FLAT = 1 << 18  # words per slice of a flat pass (temporaries of a few megabytes)
+_ERRORS = "surrogateescape"  # ids are bytes: those that are not UTF-8 read as U+DC80..U+DCFF
 
 
 def _padded(data: bytes | bytearray | memoryview) -> np.ndarray:
@@ -131,26 +140,67 @@ def _windows(buf: np.ndarray) -> np.ndarray:
   return np.ndarray((buf.size - 7,), np.dtype("<u8"), buffer=buf, strides=(1,))
 
 
+def _word(win: np.ndarray, starts: np.ndarray, lens: np.ndarray, j: Any) -> np.ndarray:
+  """Word ``j`` (bytes ``8j .. 8j+7``, zero past the id's end) of the ids at ``starts``, each
+  longer than ``8j`` bytes."""
+  return win[starts + 8 * j] & _MASK[np.minimum(lens - 8 * j, 8)]
+
+
+def _flat_words(lens: np.ndarray, first: int) -> Iterator[tuple[np.ndarray, np.ndarray,
+                                                                np.ndarray]]:
+  """The words from word ``first`` on of ids of ``lens`` bytes (each longer than ``8 * first``)
+  as one sequence, at most ``_FLAT`` words at a time: ``(ids, j, heads)``, each word's id (an
+  index into ``lens``) and number in that id, and where each id's words begin in the slice (for
+  ``np.ufunc.reduceat``). Time and memory grow with the words, whatever the lengths: this is how
+  ids longer than ``_LONG`` bytes are read, never a NumPy round per word."""
+  nw = (lens.astype(np.int64) + 7) // 8 - first
+  off = np.zeros(nw.size + 1, np.int64)
+  np.cumsum(nw, out=off[1:])
+  total = int(off[-1])
+  for a in range(0, total, _FLAT):
+    b = min(total, a + _FLAT)
+    i0, i1 = int(np.searchsorted(off, a, "right")) - 1, int(np.searchsorted(off, b, "left"))
+    lo = np.maximum(off[i0:i1], a)
+    ids = np.repeat(np.arange(i0, i1), np.minimum(off[i0 + 1:i1 + 1], b) - lo)
+    yield ids, np.arange(a, b) - off[ids] + first, lo - a
+
+
 def _hash_ids(win: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
   """64-bit hashes of the byte strings at ``starts`` (``lens`` bytes each) of a padded buffer.
 
   An id of at most 8 bytes hashes to a bijective mix (multiply by an odd number, xor-shift,
   MurmurHash3's finaliser) of its zero-padded bytes: as ids hold no NUL, two such ids hash equal
-  only if they are equal. Longer ids mix in their length and every further 8-byte word; equal
-  hashes of those are checked byte by byte (:func:`_check_equal`)."""
+  only if they are equal. Longer ids mix in their length and every further 8-byte word, one
+  round per word for all ids at once up to ``_LONG`` bytes; an id longer than that adds the sum
+  of its further words' mixes (each mixed with its position), computed in one flat pass over
+  those words (:func:`_flat_words`), so the time is linear in the bytes whatever the longest
+  id. Equal hashes of ids longer than 8 bytes are checked byte by byte (:func:`_check_equal`)."""
   h = win[starts] & _MASK[np.minimum(lens, 8)]
   rest = np.flatnonzero(lens > 8)
   h[rest] ^= lens[rest].astype(np.uint64) * _K0
   h *= _K1
   h ^= h >> _S29
   j = 8
-  while rest.size:
+  while rest.size and j < _LONG:
     left = lens[rest] - j
     x = h[rest] ^ (win[starts[rest] + j] & _MASK[np.minimum(left, 8)])
     x *= _K1
     x ^= x >> _S29
     h[rest] = x
     rest, j = rest[left > 8], j + 8
+  if rest.size:  # ids longer than _LONG bytes: their other words in one flat pass
+    s, n, tail = starts[rest], lens[rest], np.zeros(rest.size, np.uint64)
+    for ids, w, heads in _flat_words(n, j // 8):
+      x = _word(win, s[ids], n[ids], w) ^ (w.astype(np.uint64) * _K2)
+      x *= _K1
+      x ^= x >> _S33
+      x *= _K2
+      x ^= x >> _S29
+      tail[ids[heads]] += np.add.reduceat(x, heads)  # wraps modulo 2**64
+    x = h[rest] ^ tail
+    x *= _K1
+    x ^= x >> _S29
+    h[rest] = x
   h ^= h >> _S33
   h *= _K1
   h ^= h >> _S33
@@ -164,13 +214,35 @@ def _equal_bytes(win_a: np.ndarray, starts_a: np.ndarray, win_b: np.ndarray,
   """Whether the strings at ``starts_a`` and ``starts_b`` (both ``lens`` bytes) are equal."""
   equal = np.ones(lens.size, bool)
   rest, j = np.arange(lens.size), 0
-  while rest.size:
+  while rest.size and j < _LONG:
     left = lens[rest] - j
     mask = _MASK[np.clip(left, 0, 8)]
     same = (win_a[starts_a[rest] + j] & mask) == (win_b[starts_b[rest] + j] & mask)
     equal[rest[~same]] = False
     rest, j = rest[same & (left > 8)], j + 8
+  if rest.size:  # equal so far and longer than _LONG bytes: the other words in one flat pass
+    a, b, n = starts_a[rest], starts_b[rest], lens[rest]
+    for ids, w, heads in _flat_words(n, j // 8):
+      same = _word(win_a, a[ids], n[ids], w) == _word(win_b, b[ids], n[ids], w)
+      equal[rest[ids[heads]]] &= np.logical_and.reduceat(same, heads)
   return equal
+
+
+def _copy_words(dst: np.ndarray, at: np.ndarray, win: np.ndarray, starts: np.ndarray,
+                lens: np.ndarray) -> None:
+  """Writes the ids at ``starts`` (``lens`` bytes) of the windows ``win`` to the words
+  ``dst[at]``, ``dst[at + 1]``, ... (the last one zero-padded): a round per word up to
+  ``_LONG`` bytes, the rest of longer ids in one flat pass."""
+  dst[at] = win[starts] & _MASK[np.minimum(lens, 8)]
+  rest, j = np.flatnonzero(lens > 8), 1
+  while rest.size and 8 * j < _LONG:
+    left = lens[rest] - 8 * j
+    dst[at[rest] + j] = win[starts[rest] + 8 * j] & _MASK[np.minimum(left, 8)]
+    rest, j = rest[left > 8], j + 1
+  if rest.size:
+    a, s, n = at[rest], starts[rest], lens[rest]
+    for ids, w, _ in _flat_words(n, j):
+      dst[a[ids] + w] = _word(win, s[ids], n[ids], w)
 
 
 def _index_dtype(n: int) -> type:
@@ -268,11 +340,7 @@ class _Vocab:
     words = self.words.reserve(total - self.words.n + 2)
     at = woff - nw
     words[self.words.n:total] = 0
-    rest, j = np.arange(lens.size), 0
-    while rest.size:
-      left = lens[rest] - 8 * j
-      words[at[rest] + j] = win[starts[rest] + 8 * j] & _MASK[np.clip(left, 0, 8)]
-      rest, j = rest[left > 8], j + 1
+    _copy_words(words, at, win, starts, lens)
     self.words.n = total
     self.woff.append(woff)
     self.hash.append(h)
@@ -375,7 +443,8 @@ class _Vocab:
 
 
 class Ids:
-  """A vocabulary: distinct ids (UTF-8 text), the values behind a :class:`Run`'s or
+  """A vocabulary: distinct ids (byte strings, shown as ``str``: UTF-8, other bytes as
+  U+DC80..U+DCFF by ``surrogateescape``), the values behind a :class:`Run`'s or
   :class:`Qrels`' integer codes, in order of first appearance.
 
   Stored without a Python object per id: one buffer of 8-byte words, each id zero-padded to
@@ -412,13 +481,7 @@ class Ids:
     words = np.zeros(int(woff[-1]) + 1, np.dtype("<u8"))
     for lo in range(0, k, 1 << 16):
       hi = min(k, lo + (1 << 16))
-      s, n, o = starts[lo:hi], lens[lo:hi], woff[lo:hi]
-      words[o] = win[s] & _MASK[np.minimum(n, 8)]
-      rest, j = np.flatnonzero(n > 8), 1
-      while rest.size:
-        left = n[rest] - 8 * j
-        words[o[rest] + j] = win[s[rest] + 8 * j] & _MASK[np.minimum(left, 8)]
-        rest, j = rest[left > 8], j + 1
+      _copy_words(words, woff[lo:hi], win, starts[lo:hi], lens[lo:hi])
     return cls(words, woff, lens, hashes)
 
   @classmethod
@@ -427,8 +490,8 @@ class Ids:
     values[i]`` (distinct values in order of first appearance).
 
     Raises ``TypeError`` for a value that is not a ``str`` and ``ValueError`` for one that
-    holds a NUL character or is not valid Unicode (a lone surrogate): ids must be text that a
-    TREC file can hold.
+    holds a NUL character or a lone surrogate that stands for no byte (see :func:`as_run`): ids
+    must be what a TREC file can hold.
 
     Example:
       >>> from jaxrank import io
@@ -461,7 +524,8 @@ class Ids:
     if not -k <= i < k:
       raise IndexError(f"id index {i} out of range for a vocabulary of {k} ids")
     start = 8 * int(self._woff[i % k])
-    return self._words.view(np.uint8)[start:start + int(self._len[i % k])].tobytes().decode()
+    return self._words.view(np.uint8)[start:start + int(self._len[i % k])].tobytes().decode(
+        "utf-8", _ERRORS)
 
   def __iter__(self) -> Iterator[str]:
     return iter(self.tolist())
@@ -472,18 +536,18 @@ class Ids:
 
   @property
   def lengths(self) -> np.ndarray:
-    """Each id's length in bytes (UTF-8)."""
+    """Each id's length in bytes."""
     return self._len
 
   def tolist(self) -> list[str]:
     """The ids as a list of ``str``, in code order."""
     if not len(self):
       return []
-    text = self._words.view(np.uint8).tobytes().decode()
+    text = self._words.view(np.uint8).tobytes().decode("utf-8", _ERRORS)
     if self._len.min() > 0:  # every id is followed by at least one NUL; padding is NULs
       return list(filter(None, text.split("\x00")))
     data = self._words.view(np.uint8)
-    return [data[8 * s:8 * s + n].tobytes().decode()
+    return [data[8 * s:8 * s + n].tobytes().decode("utf-8", _ERRORS)
             for s, n in zip(self._woff[:-1].tolist(), self._len.tolist())]
 
   def bytes_array(self) -> np.ndarray:
@@ -493,9 +557,14 @@ class Ids:
     out = np.zeros((len(self), words), np.dtype("<u8"))
     used = (self._len + 7) // 8  # words holding bytes of the id
     rest, j = np.flatnonzero(used), 0
-    while rest.size:
+    while rest.size and 8 * j < _LONG:
       out[rest, j] = self._words[self._woff[rest] + j]
       rest, j = rest[used[rest] > j + 1], j + 1
+    if rest.size:  # the rest of ids longer than _LONG bytes, in one flat pass
+      flat = out.reshape(-1)
+      for ids, w, _ in _flat_words(self._len[rest], j):
+        r = rest[ids]
+        flat[r * words + w] = self._words[self._woff[r] + w]
     return out.view(f"S{8 * words}").reshape(-1).astype(f"S{width}")
 
   def index(self, other: Ids) -> np.ndarray:
@@ -592,9 +661,10 @@ class Ids:
     return rank
 
   def argsort(self, codes: np.ndarray | None = None) -> np.ndarray:
-    """The codes (default: every code) in byte order of their ids (UTF-8 bytes compared
-    unsigned, trec_eval's ``strcmp``; a prefix comes first). Sorts 8-byte words, refining ties
-    word by word; only the words of ``codes`` are read.
+    """The codes (default: every code) in byte order of their ids (bytes compared unsigned,
+    trec_eval's ``strcmp``; a prefix comes first). Sorts 8-byte words, refining ties word by
+    word; only the words of ``codes`` are read, and a few ids still tied are sorted by their
+    bytes at once (a long shared prefix costs no round per word).
 
     Example:
       >>> from jaxrank import io
@@ -619,22 +689,41 @@ class Ids:
     key = first[order]
     bound = np.ones(k, bool)
     bound[1:] = key[1:] != key[:-1]
+    pos, seg = _tied(bound, nw[order], 1)  # positions in order still tied, and their groups
     j = 1
-    while True:
-      seg = np.cumsum(bound) - 1
-      size = np.bincount(seg)
-      longest = np.maximum.reduceat(nw[order], np.flatnonzero(bound))
-      pos = np.flatnonzero((size[seg] > 1) & (longest[seg] > j))
-      if not pos.size:
-        return codes[order]
+    while pos.size:
       ids = order[pos]
+      if pos.size <= _FEW_TIED:  # a few ids tie: Python compares their bytes (memcmp), so a
+        data = self._words.view(np.uint8)  # long shared prefix costs no NumPy round per word
+        keys = [data[8 * s:8 * s + n].tobytes() for s, n in zip(
+            start[ids].tolist(), self._len[codes[ids]].tolist())]
+        order[pos] = ids[sorted(range(ids.size), key=lambda i: (seg[i], keys[i]))]
+        break
       word = np.where(nw[ids] > j, words(start[ids] + np.minimum(j, nw[ids] - 1)), 0)
-      o = np.lexsort((word, seg[pos]))
-      order[pos], word, sp = ids[o], word[o], seg[pos][o]
+      o = np.lexsort((word, seg))
+      ids, word, seg = ids[o], word[o], seg[o]
+      order[pos] = ids
       new = np.ones(pos.size, bool)
-      new[1:] = (word[1:] != word[:-1]) | (sp[1:] != sp[:-1])
-      bound[pos] |= new
+      new[1:] = (word[1:] != word[:-1]) | (seg[1:] != seg[:-1])
       j += 1
+      sub, seg = _tied(new, nw[ids], j)
+      pos = pos[sub]
+    return codes[order]
+
+
+_FEW_TIED = 256  # Ids.argsort sorts at most this many still tied ids in Python
+
+
+def _tied(bound: np.ndarray, nw: np.ndarray, j: int) -> tuple[np.ndarray, np.ndarray]:
+  """Of items in sorted order (groups of equal keys starting where ``bound``; ``nw`` words
+  each), those in groups of two or more of which some item has more than ``j`` words: their
+  indices and group numbers (increasing)."""
+  seg = np.cumsum(bound) - 1
+  heads = np.flatnonzero(bound)
+  size = np.diff(np.append(heads, bound.size))
+  longest = np.maximum.reduceat(nw, heads)
+  keep = np.flatnonzero((size[seg] > 1) & (longest[seg] > j))
+  return keep, seg[keep]
 
 
 def _table(keys: np.ndarray) -> tuple[np.ndarray, int]:
@@ -675,9 +764,11 @@ def _lookup(table: np.ndarray, bits: int, keys: np.ndarray, queries: np.ndarray)
 
 
 def _encode_ids(values: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-  """The UTF-8 bytes of ``values`` in one padded buffer (NUL between them), and each one's start
-  and length; raises :class:`_BadId` for a value that is not a ``str``, holds a NUL or a lone
-  surrogate. One ``join`` and one ``encode``: no Python work per value."""
+  """The bytes of ``values`` (UTF-8, ``surrogateescape``: as a file's ids are decoded) in one
+  padded buffer (NUL between them), and each one's start and length; raises :class:`_BadId` for
+  a value that is not a ``str``, holds a NUL or a surrogate that does not stand for a byte (one
+  outside U+DC80..U+DCFF, or ones whose bytes would read back as other text). One ``join`` and
+  one ``encode``: no Python work per value."""
   try:
     text = "\x00".join(values)
   except TypeError:
@@ -687,13 +778,29 @@ def _encode_ids(values: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     raise _BadId(next(i for i, v in enumerate(values) if "\x00" in v), "nul")
   try:
     data = text.encode("utf-8")
-  except UnicodeEncodeError as e:
-    raise _BadId(text.count("\x00", 0, e.start), "surrogate") from None
+  except UnicodeEncodeError:
+    data = _escaped_bytes(text)
   buf = _padded(data)
   seps = np.flatnonzero(buf[:len(data)] == 0)
   starts = np.concatenate([[0], seps + 1]) if values else np.zeros(0, np.int64)
   lens = (np.concatenate([seps, [len(data)]]) - starts if values else starts).astype(np.int32)
   return buf, starts, lens
+
+
+def _escaped_bytes(text: str) -> bytes:
+  """``text`` (ids joined by NUL) as bytes, lone surrogates U+DC80..U+DCFF standing for the
+  bytes 0x80..0xFF (``surrogateescape``); raises :class:`_BadId` for an id with another
+  surrogate, or whose bytes would read back as other text (``'\\udcc3\\udca9'`` is the
+  UTF-8 of ``'é'``)."""
+  try:
+    data = text.encode("utf-8", _ERRORS)
+  except UnicodeEncodeError as e:
+    raise _BadId(text.count("\x00", 0, e.start), "surrogate") from None
+  back = data.decode("utf-8", _ERRORS)
+  if back != text:
+    at = next((i for i, (a, b) in enumerate(zip(back, text)) if a != b), len(back))
+    raise _BadId(back.count("\x00", 0, at), "surrogate")
+  return data
 
 
 class _BadId(Exception):
@@ -711,20 +818,20 @@ def _bad_id_message(what: str, value: Any, reason: str, qid: Any = None) -> str:
   if reason == "nul":
     return (f"{what} {value!r}{where} contains a NUL character, which no TREC file can hold "
             "(and would make it equal to another id in C tools)")
-  return (f"{what} {value!r}{where} is not valid Unicode (a lone surrogate cannot be written "
-          "as UTF-8)")
+  return (f"{what} {value!r}{where} is not valid Unicode: it holds a lone surrogate that does "
+          "not stand for a byte (an id's bytes that are not UTF-8 read as U+DC80..U+DCFF, "
+          "Python's 'surrogateescape'; other surrogates, or ones making valid UTF-8, cannot be "
+          "written)")
 
 
 def _column_ids(values: Any, what: str) -> tuple[np.ndarray, Ids]:
-  """Codes and vocabulary of a column of ids given as ``str`` or UTF-8 ``bytes``."""
+  """Codes and vocabulary of a column of ids given as ``str`` or ``bytes`` (any bytes but NUL,
+  decoded as a file's ids are)."""
   vals = values.tolist() if isinstance(values, np.ndarray) else list(values)
   text: dict[Any, str] = {}
   for v in dict.fromkeys(vals):
     if isinstance(v, (bytes, np.bytes_)):
-      try:
-        text[v] = bytes(v).decode()
-      except UnicodeDecodeError:
-        raise ValueError(f"{what} {bytes(v)!r} is not valid UTF-8") from None
+      text[v] = bytes(v).decode("utf-8", _ERRORS)
     elif isinstance(v, str):
       text[v] = v
     else:
@@ -772,14 +879,14 @@ class _Columns:
 
   @property
   def qid(self) -> np.ndarray:
-    """``[N]`` query ids as UTF-8 byte strings (built on first use from the codes)."""
+    """``[N]`` query ids as byte strings (built on first use from the codes)."""
     if "qid" not in self._cache:
       self._cache["qid"] = self.qid_vocab.bytes_array()[self.qid_codes]
     return self._cache["qid"]
 
   @property
   def docid(self) -> np.ndarray:
-    """``[N]`` document ids as UTF-8 byte strings (built on first use from the codes)."""
+    """``[N]`` document ids as byte strings (built on first use from the codes)."""
     if "docid" not in self._cache:
       self._cache["docid"] = self.docid_vocab.bytes_array()[self.docid_codes]
     return self._cache["docid"]
@@ -800,10 +907,10 @@ class Run(_Columns):
     (:class:`Ids`, distinct ids in order of first appearance);
   * ``score``: ``[N]`` float64; ``rank``: ``[N]`` int64 (trec_eval ignores it; so does jaxrank's
     evaluation); ``tag``: the run tag of the last line (trec_eval's ``runid``);
-  * ``qid``, ``docid``: the same ids as ``[N]`` UTF-8 byte strings (NumPy ``S`` arrays), built
+  * ``qid``, ``docid``: the same ids as ``[N]`` byte strings (NumPy ``S`` arrays), built
     from the codes on first use, for code written before the codes existed.
 
-  ``Run(qid, docid, score, rank=None, tag="jaxrank")`` takes columns of ids (``str`` or UTF-8
+  ``Run(qid, docid, score, rank=None, tag="jaxrank")`` takes columns of ids (``str`` or
   ``bytes``); ``Run(qid_codes=..., qid_vocab=..., docid_codes=..., docid_vocab=...,
   score=...)`` takes codes. Immutable. A run's and a qrels' documents meet by code:
   ``run.docid_vocab.index(qrels.docid_vocab)`` maps each qrels document to its run code
@@ -942,16 +1049,19 @@ def _fill(f: Any, view: memoryview, name: str) -> int:
   return got
 
 
-def _last_line_end(buf: np.ndarray, lo: int, end: int) -> int:
+def _last_line_end(buf: np.ndarray, lo: int, end: int, floor: int = 0) -> int:
   """The end of the last whole line in ``buf[lo:end]`` (``lo`` if none). A CR at ``end - 1``
-  does not count: its LF may come with the next read."""
+  does not count: its LF may come with the next read. ``buf[:floor]`` is known to hold no line
+  end (read before): the search stops there, so a line longer than a block costs one look at
+  each byte, not one per read."""
   w = end - 1 if end > lo and buf[end - 1] == 13 else end
-  while w > lo:
-    start = max(lo, w - 65536)
+  floor, step = max(lo, floor), 65536
+  while w > floor:
+    start = max(floor, w - step)
     ends = np.flatnonzero(_line_ends(buf[start:w], int(buf[w])))
     if ends.size:
       return start + int(ends[-1]) + 1
-    w = start
+    w, step = start, 2 * step
   return lo
 
 
@@ -963,6 +1073,7 @@ def _blocks(f: Any, name: str, buffers: int = 1) -> Iterator[tuple[np.ndarray, i
   pool = [np.zeros(2 * _BLOCK + _PAD, np.uint8) for _ in range(buffers)]
   buf, turn = pool[0], 0
   carry, first, eof = 0, True, False
+  floor = 0  # the carried bytes below it hold no line end
   while not eof:
     if buf.size < carry + _BLOCK + _PAD:  # a long line: a larger buffer
       grown = np.zeros(2 * (carry + _BLOCK) + _PAD, np.uint8)
@@ -978,11 +1089,12 @@ def _blocks(f: Any, name: str, buffers: int = 1) -> Iterator[tuple[np.ndarray, i
         continue
       first = False
       lo = 3 if bytes(buf[:3]) == codecs.BOM_UTF8 and end >= 3 else 0
-    hi = end if eof else _last_line_end(buf, lo, end)
+    hi = end if eof else _last_line_end(buf, lo, end, floor)
     yielded = hi > lo
     if yielded:
       yield buf, lo, hi
     carry = end - hi
+    floor = max(carry - 1, 0)  # all but a last CR (its LF may follow) was searched
     if buffers > 1 and yielded:  # the next buffer: this one's block may still be in use
       turn = (turn + 1) % buffers
       nxt = pool[turn]
@@ -990,7 +1102,7 @@ def _blocks(f: Any, name: str, buffers: int = 1) -> Iterator[tuple[np.ndarray, i
         nxt = pool[turn] = np.zeros(2 * (carry + _BLOCK) + _PAD, np.uint8)
       nxt[:carry] = buf[hi:end]
       buf = nxt
-    else:
+    elif hi:  # (hi == 0: a line longer than the data read so far stays where it is)
       buf[:carry] = buf[hi:end].copy()
 
 
@@ -1287,15 +1399,17 @@ class _Block:
                "d_hash", "ints", "floats", "nlines", "nbytes", "judged")
 
   def tag(self, row: int) -> str:
-    """The run tag (6th field) of row ``row``'s line."""
-    start = stop = int(self.q_start[row])
+    """The run tag (6th field) of row ``row``'s line, read from the end of its document id
+    (the ids before it may be long; the fields after it, rank, score and tag, rarely are)."""
+    start = stop = int(self.d_start[row]) + int(self.d_len[row])
+    step = 256
     while True:
-      c = self.buf[stop:stop + 4096]
+      c = self.buf[stop:stop + step]
       ends = np.flatnonzero((c == 10) | (c == 13) | (c == 0))
-      if ends.size or c.size < 4096:
+      if ends.size or c.size < step:
         stop += int(ends[0]) if ends.size else c.size
-        return self.buf[start:stop].tobytes().split()[5].decode()
-      stop += c.size
+        return self.buf[start:stop].tobytes().split()[2].decode("utf-8", _ERRORS)
+      stop, step = stop + c.size, 2 * step  # a long tag: steps grow, the time stays linear
 
 
 def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: _Format, name: str,
@@ -1327,13 +1441,6 @@ def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: _Format, name: str,
     at = int(np.searchsorted(eol, p))
     return at, p - (int(eol[at - 1]) + 1 if at else 0) + 1
 
-  if c.size and c.max() >= 128:
-    try:
-      codecs.utf_8_decode(c.data, "strict", True)
-    except UnicodeDecodeError as e:
-      at, col = line_col(e.start)
-      errors.append((at, 0, f"invalid UTF-8 (byte 0x{int(c[e.start]):02x} at column {col}); "
-                            "TREC files are read as UTF-8"))
   if regular is not None:
     starts, ends = regular
     lines = np.arange(nlines)
@@ -1724,7 +1831,7 @@ def _read(path: PathLike | bytes, name: str | None, fmt: _Format) -> _Builder:
 def read_run(path: PathLike | bytes, *, name: str | None = None) -> Run:
   """Reads a TREC run file ``qid Q0 docid rank score tag [ignored ...]``.
 
-  The format rules (separators, line ends, UTF-8, C number syntax) are in the module
+  The format rules (bytes, separators, line ends, C number syntax) are in the module
   docstring; gzip content is decompressed, ``"-"`` reads standard input. Reads a block of
   about a megabyte at a time: memory holds the result, not the file.
 
@@ -1948,6 +2055,55 @@ def _chunks(f: Any, name: str, close: Any, max_lines: int,
 # Writing.
 
 
+_WRITE_ROWS = 1 << 16  # rows formatted and written at a time
+
+
+def _write_lines(path: PathLike, rows: int, text: Any) -> None:
+  """Writes ``text(lo, hi)`` for consecutive slices of ``rows`` rows to ``path``, the ids'
+  bytes as read (UTF-8, ``surrogateescape``), atomically: into a new file beside the target,
+  renamed over it once complete, so a failure at any point (a full disk, an interrupt) leaves
+  the target as it was and no other file. A new file gets the usual permissions (0666 less the
+  umask), a replaced one keeps its mode; a symbolic link stays a link (its target is
+  replaced); a device or a pipe (``/dev/stdout``) is written in place."""
+  path = os.fspath(path)
+  try:
+    st = os.stat(path)
+  except FileNotFoundError:
+    st = None
+  if st is not None and not stat.S_ISREG(st.st_mode):  # a device, a FIFO: nothing to replace
+    with open(path, "w", encoding="utf-8", errors=_ERRORS, newline="\n") as f:
+      for lo in range(0, rows, _WRITE_ROWS):
+        f.write(text(lo, min(rows, lo + _WRITE_ROWS)))
+    return
+  target = path if st is None else os.path.realpath(path)
+  if st is not None and not os.access(target, os.W_OK):  # as writing in place would
+    raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+  head, tail = os.path.split(target)
+  mode = 0o666 if st is None else stat.S_IMODE(st.st_mode)
+  for _ in range(100):
+    tmp = os.path.join(head, f".{tail}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+      fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode)
+      break
+    except FileExistsError:
+      continue
+    except OSError as e:  # no such directory, no permission: name the target, as open() would
+      raise type(e)(e.errno, e.strerror, path) from None
+  else:  # pragma: no cover - 100 random names taken
+    raise FileExistsError(errno.EEXIST, "cannot create a temporary file beside it", path)
+  try:
+    with os.fdopen(fd, "w", encoding="utf-8", errors=_ERRORS, newline="\n") as f:
+      for lo in range(0, rows, _WRITE_ROWS):
+        f.write(text(lo, min(rows, lo + _WRITE_ROWS)))
+    if st is not None:
+      os.chmod(tmp, mode)  # the replaced file's mode, whatever the umask
+    os.replace(tmp, target)
+  except BaseException:
+    with contextlib.suppress(OSError):
+      os.unlink(tmp)
+    raise
+
+
 def _check_writable(vocab: Ids, what: str, qid: bool) -> None:
   """Ids that would not read back: empty, with a separator byte, or a qid starting with '#'."""
   if not len(vocab):
@@ -1969,7 +2125,11 @@ def write_run(run: Run | Mapping[str, Mapping[str, float]], path: PathLike, *,
               tag: str | None = None) -> None:
   """Writes a run as ``qid Q0 docid rank score tag``, ranks 1.. in trec_eval's order per query
   (score descending, then doc id descending), queries in byte order; scores are written with
-  ``repr``, so they read back exactly.
+  ``repr``, so they read back exactly, and ids as the bytes they were read from (ids that are
+  not UTF-8 included: the module's **Bytes** rule). The file is written beside ``path`` and
+  renamed over it once complete, so a failure (a full disk, an interrupt) leaves ``path`` as
+  it was and no partial file; a new file gets the usual permissions (0666 less the umask), a
+  replaced one keeps its mode, and a device or pipe such as ``/dev/stdout`` is written in place.
 
   Example:
     >>> import os, tempfile
@@ -1991,14 +2151,15 @@ def write_run(run: Run | Mapping[str, Mapping[str, float]], path: PathLike, *,
   start = np.r_[True, q[1:] != q[:-1]] if q.size else np.zeros(0, bool)
   rank = np.arange(q.size) - np.flatnonzero(start)[np.cumsum(start) - 1] + 1
   qs, ds = run.qid_vocab.tolist(), run.docid_vocab.tolist()
-  with open(path, "w", encoding="utf-8", newline="\n") as f:
-    f.writelines(f"{qs[a]} Q0 {ds[b]} {r} {v!r} {tag}\n" for a, b, r, v in zip(
-        run.qid_codes[order].tolist(), run.docid_codes[order].tolist(), rank.tolist(),
-        run.score[order].tolist()))
+  _write_lines(path, order.size, lambda lo, hi: "".join(
+      f"{qs[a]} Q0 {ds[b]} {r} {v!r} {tag}\n" for a, b, r, v in zip(
+          run.qid_codes[order[lo:hi]].tolist(), run.docid_codes[order[lo:hi]].tolist(),
+          rank[lo:hi].tolist(), run.score[order[lo:hi]].tolist())))
 
 
 def write_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]], path: PathLike) -> None:
-  """Writes qrels as ``qid 0 docid rel``, sorted by qid then docid (byte order).
+  """Writes qrels as ``qid 0 docid rel``, sorted by qid then docid (byte order); ids as their
+  bytes, and atomically, as :func:`write_run` writes.
 
   Example:
     >>> import os, tempfile
@@ -2014,10 +2175,10 @@ def write_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]], path: PathLike) 
   order = np.lexsort((qrels.docid_vocab.byte_rank()[qrels.docid_codes],
                       qrels.qid_vocab.byte_rank()[qrels.qid_codes]))
   qs, ds = qrels.qid_vocab.tolist(), qrels.docid_vocab.tolist()
-  with open(path, "w", encoding="utf-8", newline="\n") as f:
-    f.writelines(f"{qs[a]} 0 {ds[b]} {r}\n" for a, b, r in zip(
-        qrels.qid_codes[order].tolist(), qrels.docid_codes[order].tolist(),
-        qrels.rel[order].tolist()))
+  _write_lines(path, order.size, lambda lo, hi: "".join(
+      f"{qs[a]} 0 {ds[b]} {r}\n" for a, b, r in zip(
+          qrels.qid_codes[order[lo:hi]].tolist(), qrels.docid_codes[order[lo:hi]].tolist(),
+          qrels.rel[order[lo:hi]].tolist())))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -2132,9 +2293,11 @@ def _grades(values: list, locate, what: str) -> np.ndarray:
 def as_run(run: Run | Mapping[str, Mapping[str, float]]) -> Run:
   """A :class:`Run` from a Run or a pytrec_eval-style ``{qid: {docid: score}}`` dict.
 
-  Ids must be ``str`` without NUL characters or lone surrogates (what a UTF-8 TREC file can
-  hold); scores are numbers (not ``bool``, not NaN) within float64's range; infinite scores
-  are kept (``-inf`` ranks last). Errors name the query and the document.
+  Ids must be ``str`` without NUL characters, and without lone surrogates but those that stand
+  for bytes that are not UTF-8 (U+DC80..U+DCFF, ``surrogateescape``, as the readers give them;
+  ``'\\udcc3\\udca9'``, the bytes of ``'é'``, is refused): what a TREC file can hold. Scores
+  are numbers (not ``bool``, not NaN) within float64's range; infinite scores are kept
+  (``-inf`` ranks last). Errors name the query and the document.
 
   Example:
     >>> from jaxrank import io
