@@ -129,6 +129,8 @@ class Report:
     return [sorted(v) for v in out]
 
   def _measure(self, measure: str) -> str:
+    if measure not in self.pairs and _printed_name(measure) in self.pairs:
+      return _printed_name(measure)  # P.10 for the column P_10
     if measure not in self.pairs:
       raise ValueError(f"measure must be one of {list(self.measures)}, got {measure!r}")
     return measure
@@ -142,13 +144,15 @@ class Report:
       ...                 test="sign").legend()[:60]
       'letters: significantly better than that run (sign test, Holm'
     """
+    return (f"letters: significantly better than that run ({self._method()}); "
+            f"{len(self.queries)} queries")
+
+  def _method(self) -> str:
+    """The test, correction, alpha, alternative and pairs, in words."""
     s = self.settings
     pairs = "each run against the first run a" if s["pairs"] == "baseline" else "all pairs"
-    correction = ("family-wise by construction" if s["test"] == "tukey"
-                  else CORRECTION_NAMES[s["correction"]])
-    return (f"letters: significantly better than that run ({TEST_NAMES[s['test']]}, "
-            f"{correction}, alpha {s['alpha']:g}, {s['alternative']}; {pairs}); "
-            f"{len(self.queries)} queries")
+    return (f"{TEST_NAMES[s['test']]}, {_correction_name(s)}, alpha {s['alpha']:g}, "
+            f"{s['alternative']}; {pairs}")
 
   def to_dict(self) -> dict[str, Any]:
     """Everything as plain Python values (what ``format="json"`` prints).
@@ -209,14 +213,34 @@ class Report:
     if format == "json":
       return json.dumps(self.to_dict(), indent=2) + "\n"
     if format == "csv":
-      return _csv(*(self._pairs_table(digits) if pvalues else self._means_table(digits, "csv")))
+      return _csv(*(self._pairs_table(digits, full=True) if pvalues
+                    else self._means_table(digits, "csv")))
     header, rows = self._means_table(digits, format)
+    if format == "latex":
+      return self._latex(header, rows, digits, pvalues)
     parts = [_render(header, rows, format, numeric_from=2),
-             {"table": "", "markdown": "\n", "latex": "% "}[format] + self.legend() + "\n"]
+             {"table": "", "markdown": "\n"}[format] + self.legend() + "\n"]
     if pvalues:
       header, rows = self._pairs_table(digits)
       parts.append("\n" + _render(header, rows, format, numeric_from=3))
     return "".join(parts)
+
+  def _latex(self, header: list[str], rows: list[list[str]], digits: int, pvalues: bool) -> str:
+    """Complete ``table`` environments (booktabs), the legend as the caption."""
+    caption = (f"Mean over {len(self.queries)} queries; the best mean of each measure in bold. "
+               f"Superscripts: significantly better than the run of that letter "
+               f"({self._method()}).")
+    parts = [_latex_table(_render(header, rows, "latex", numeric_from=2), caption,
+                          LATEX_LABEL)]
+    if pvalues:
+      header, rows = self._pairs_table(digits)
+      level = f"{100 * self.settings['confidence']:g}%"
+      caption = (f"Compared pairs: mean difference (run minus vs) with its {level} confidence "
+                 f"interval, Cohen's d, p-value, and p-value adjusted "
+                 f"({_correction_name(self.settings)}).")
+      parts.append(_latex_table(_render(header, rows, "latex", numeric_from=3), caption,
+                                f"{LATEX_LABEL}-pairs"))
+    return "% needs \\usepackage{booktabs}\n" + "\n".join(parts)
 
   def __str__(self) -> str:
     return self.to_string()
@@ -247,7 +271,9 @@ class Report:
       rows.append(row)
     return header, rows
 
-  def _pairs_table(self, digits: int) -> tuple[list[str], list[list[str]]]:
+  def _pairs_table(self, digits: int, *,
+                   full: bool = False) -> tuple[list[str], list[list[str]]]:
+    """The compared pairs; ``full``: p-values and effect sizes at full precision (csv)."""
     level = f"{100 * self.settings['confidence']:g}%"
     header = ["measure", "run", "vs", "difference", f"{level} CI low", f"{level} CI high",
               "Cohen's d", "p", "p adjusted", "significant"]
@@ -255,14 +281,37 @@ class Report:
     for c in self._comparisons():
       rows.append([c["measure"], c["system"], c["reference"], f"{c['difference']:+.{digits}f}",
                    f"{c['low']:+.{digits}f}", f"{c['high']:+.{digits}f}",
-                   f"{c['effect']:.3f}", _pvalue_text(c["pvalue"]),
-                   _pvalue_text(c["adjusted"]), "yes" if c["significant"] else "no"])
+                   *((repr(float(c[f])) for f in ("effect", "pvalue", "adjusted")) if full
+                     else (f"{c['effect']:.3f}", _pvalue_text(c["pvalue"]),
+                           _pvalue_text(c["adjusted"]))),
+                   "yes" if c["significant"] else "no"])
     return header, rows
 
 
 def _plain(value: Any) -> Any:
   value = value.item() if hasattr(value, "item") else value
   return value if not isinstance(value, float) or math.isfinite(value) else str(value)
+
+
+def _correction_name(settings: Mapping[str, Any]) -> str:
+  return ("family-wise by construction" if settings["test"] == "tukey"
+          else CORRECTION_NAMES[settings["correction"]])
+
+
+def _printed_name(name: str) -> str:
+  """A measure's column: trec_eval's printed name for trec_eval's measures (``P.10`` and
+  ``P_10`` -> ``P_10``, as ``jaxrank evaluate`` prints it); other names as given."""
+  from jaxrank._core import irnames as _irnames
+  from jaxrank._trec import evaluate as _trec
+
+  if not isinstance(name, str) or not (
+      name in _trec.MEASURES or not (_irnames.is_name(name) or _irnames.is_jaxrank_name(name))):
+    return name
+  try:
+    printed = [n for r in _trec.parse_measures([name]) for n in r.names()]
+  except ValueError:
+    return name
+  return printed[0] if len(printed) == 1 else name
 
 
 def _pvalue_text(p: float) -> str:
@@ -276,6 +325,15 @@ _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"
 
 def _latex_escape(text: str) -> str:
   return "".join(_LATEX.get(c, c) for c in text)
+
+
+LATEX_LABEL = "tab:comparison"  # the \\label of the LaTeX table (the pairs': -pairs appended)
+
+
+def _latex_table(tabular: str, caption: str, label: str) -> str:
+  return ("\\begin{table}[ht]\n\\centering\n"
+          f"\\caption{{{_latex_escape(caption)}}}\n\\label{{{label}}}\n"
+          f"{tabular}\\end{{table}}\n")
 
 
 def _render(header: list[str], rows: list[list[str]], fmt: str, *, numeric_from: int) -> str:
@@ -365,7 +423,12 @@ def compare(per_query: Mapping[str, Mapping[str, Any]], *, test: str = "t",
   settings = _settings(test=test, pairs=pairs, correction=correction, alpha=alpha,
                        alternative=alternative, confidence=confidence, ci=ci)
   by_measure = _per_measure(per_query)
-  aligned = {m: stats.align(v, missing=missing) for m, v in by_measure.items()}
+  aligned = {}
+  for m, v in by_measure.items():
+    try:
+      aligned[m] = stats.align(v, missing=missing)
+    except (ValueError, TypeError) as e:
+      raise type(e)(f"measure {m!r}, {e}" if str(e).startswith("system ") else str(e)) from None
   queries = next(iter(aligned.values())).queries
   for m, a in aligned.items():
     if a.queries != queries:
@@ -416,7 +479,8 @@ def compare_runs(runs: Mapping[str, Any], qrels: Any,
       columns (``user_id``, ``item_id``, ``score``).
     qrels: ``{qid: {docid: grade}}``, a :class:`jaxrank.io.Qrels`, or a DataFrame
       (``user_id``, ``item_id``, ``target``).
-    measures: jaxrank or trec_eval names, as :func:`jaxrank.numpy.evaluate_run`.
+    measures: jaxrank or trec_eval names, as :func:`jaxrank.numpy.evaluate_run`; trec_eval's
+      measures are named as trec_eval prints them (``P.10`` -> ``P_10``).
     missing: ``"zero"`` evaluates every qrels query, 0 where a run has none (trec_eval
       ``-c``); ``"error"`` (default) raises when the runs do not answer the same queries;
       ``"intersect"`` keeps the queries every run answers.
@@ -457,7 +521,7 @@ def compare_runs(runs: Mapping[str, Any], qrels: Any,
       if not isinstance(v, Mapping):
         raise ValueError(f"measure {m!r} has no per-query values (a run summary such as "
                          "num_q); compare per-query measures")
-    per_query[str(name)] = result
+    per_query[str(name)] = {_printed_name(m): v for m, v in result.items()}  # P.10 -> P_10
   return compare(per_query, missing=missing, **options)
 
 
@@ -590,9 +654,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
       "compare", help="compare runs on the same queries, with significance tests",
       description="Evaluate several runs against one qrels file and compare them: one row per "
       "run, one column per measure (the mean over queries), with a letter for each run it is "
-      "significantly better than. The first run is the baseline.")
-  p.add_argument("qrels", help="qrels file (qid iter docid rel)")
-  p.add_argument("runs", nargs="+", metavar="RUN", help="run files (at least two)")
+      "significantly better than. The first run is the baseline.",
+      epilog="The defaults are not ranx's: here every run is tested against the first "
+      "(--pairs baseline) and the p-values are corrected with Holm's method at alpha 0.05; "
+      "ranx's compare tests all pairs, without correction, at max_p 0.01. "
+      "`--pairs all --correction none --alpha 0.01` (--alpha: ranx's max_p) gives ranx's "
+      "letters and its t-test p-values (--p-values), and --digits 3 its rounding.")
+  p.add_argument("qrels", help="qrels file (qid iter docid rel); - for stdin")
+  p.add_argument("runs", nargs="+", metavar="RUN",
+                 help="run files (at least two); one of QRELS and the runs may be - (stdin)")
   p.add_argument("-m", "--measure", action="append", metavar="MEASURE",
                  help="measure(s), trec_eval or jaxrank names, e.g. map, P_10, ndcg_cut_10, "
                  f"ndcg@10 (default: {' '.join(DEFAULT_MEASURES)})")
@@ -603,10 +673,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                  "bootstrap, tukey (Tukey's HSD)")
   p.add_argument("--correction", choices=stats.CORRECTIONS,
                  help="multiple-comparison correction over the pairs of each measure "
-                 "(default: holm; none for tukey)")
-  p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
+                 "(default: holm; none for tukey; ranx: none)")
+  p.add_argument("--alpha", type=float, default=0.05,
+                 help="significance level (0.05; ranx's max_p, 0.01 there)")
   p.add_argument("--pairs", choices=("baseline", "all"), default="baseline",
-                 help="compare every run with the first (default) or all pairs")
+                 help="compare every run with the first (default) or all pairs (as ranx)")
   p.add_argument("--alternative", choices=stats.ALTERNATIVES, default="two-sided",
                  help="two-sided (default), greater or less (a run against its reference)")
   p.add_argument("--p-values", action="store_true",
@@ -632,7 +703,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
   p.add_argument("--float32", action="store_true", help="compare scores as float32")
   p.add_argument("--plot", metavar="FILE.png",
                  help="also draw the means with intervals and the per-query differences "
-                 "against the first run (needs matplotlib)")
+                 "against the first run into FILE (needs matplotlib); its extension picks the "
+                 "format (.png, .pdf, .svg, ...); a directory is refused")
   return p
 
 
@@ -657,24 +729,59 @@ def command(args: argparse.Namespace) -> str:
   from jaxrank import cli, io
 
   cli.check_cut_and_level(args)
+  cli.check_stdin({"QRELS": args.qrels,
+                   **{f"RUN {i}": path for i, path in enumerate(args.runs, start=1)}})
   missing = "zero" if args.complete else args.missing
   if args.complete and args.missing not in ("error", "zero"):
     raise ValueError(f"-c means --missing zero; it contradicts --missing {args.missing}")
   names = _run_names(args.runs, args.names)
+  if args.plot is not None:  # before the work, not after it
+    _check_plot_path(args.plot)
   qrels = io.read_qrels(args.qrels)
   runs = {name: io.read_run(path) for name, path in zip(names, args.runs)}
-  report = compare_runs(runs, qrels, args.measure or list(DEFAULT_MEASURES), missing=missing,
-                        ties=args.ties, float32=args.float32, max_docs=args.max_docs,
-                        threshold=args.level, test=args.test, pairs=args.pairs,
-                        correction=args.correction, alpha=args.alpha,
-                        alternative=args.alternative, confidence=args.confidence, ci=args.ci,
-                        key=args.seed, n_resamples=args.n_resamples)
+  try:
+    report = compare_runs(runs, qrels, args.measure or list(DEFAULT_MEASURES),
+                          missing=missing, ties=args.ties, float32=args.float32,
+                          max_docs=args.max_docs, threshold=args.level, test=args.test,
+                          pairs=args.pairs, correction=args.correction, alpha=args.alpha,
+                          alternative=args.alternative, confidence=args.confidence, ci=args.ci,
+                          key=args.seed, n_resamples=args.n_resamples)
+  except ValueError as e:  # the library's option names, as the command spells them
+    message = str(e)
+    for api, option in _OPTIONS.items():
+      message = message.replace(api, option)
+    raise ValueError(message) from None
   text = report.to_string(args.format, pvalues=args.p_values, digits=args.digits)
-  if args.plot:
-    try:
-      import matplotlib
-    except ImportError:
-      raise ValueError("--plot needs matplotlib: pip install 'jaxrank[plot]'") from None
-    matplotlib.use("Agg")  # a file, never a window
+  if args.plot is not None:
     plot_summary(report, args.plot)
   return text
+
+
+# The library's words in compare_runs' errors, and the command's options that say the same.
+_OPTIONS = {"missing='zero' (trec_eval -c)": "--missing zero (or -c, as trec_eval)",
+            "missing='zero'": "--missing zero", "missing='intersect'": "--missing intersect"}
+
+
+def _check_plot_path(path: str) -> None:
+  """``--plot FILE``: a file name whose extension matplotlib can write, in a directory that
+  exists; matplotlib is imported here (and set to draw into files, never a window)."""
+  if not path.strip():
+    raise ValueError(f"--plot must name a file (FILE.png, .pdf, .svg, ...), got {path!r}")
+  if os.path.isdir(path):
+    raise ValueError(f"--plot must name a file (FILE.png, .pdf, .svg, ...), got the "
+                     f"directory {path!r}; give e.g. {os.path.join(path, 'comparison.png')!r}")
+  try:
+    import matplotlib
+  except ImportError:
+    raise ValueError("--plot needs matplotlib: pip install 'jaxrank[plot]'") from None
+  matplotlib.use("Agg")  # a file, never a window
+  from matplotlib.backend_bases import FigureCanvasBase
+
+  formats = FigureCanvasBase.get_supported_filetypes()
+  extension = os.path.splitext(path)[1].lstrip(".").lower()
+  if extension not in formats:
+    raise ValueError(f"--plot FILE's extension picks the image format, one of "
+                     f"{', '.join('.' + f for f in sorted(formats))}; got {path!r}")
+  folder = os.path.dirname(os.path.abspath(path))
+  if not os.path.isdir(folder):
+    raise ValueError(f"--plot {path!r}: the directory {folder!r} does not exist")
