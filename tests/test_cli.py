@@ -198,11 +198,10 @@ def test_console_entry_point_runs_without_traceback(tmp_path):
   assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
 
 
-def _pyproject_version():
-  import tomllib
-  from pathlib import Path
-  text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
-  return tomllib.loads(text)["project"]["version"]
+def _installed_version():
+  """The version pip recorded (pyproject.toml reads it from jaxrank/_version.py)."""
+  import importlib.metadata
+  return importlib.metadata.version("jaxrank")
 
 
 def test_version(capsys):
@@ -211,7 +210,7 @@ def test_version(capsys):
     cli.main(["--version"])
   assert e.value.code == 0
   assert capsys.readouterr().out == f"jaxrank {jaxrank.__version__}\n"
-  assert jaxrank.__version__ == _pyproject_version() == cli.version()
+  assert jaxrank.__version__ == _installed_version() == cli.version()
 
 
 @pytest.mark.parametrize("start", [["-m", "jaxrank"], ["-m", "jaxrank.cli"]])

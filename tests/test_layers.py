@@ -32,7 +32,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "jaxrank"
 
 RANKS = {
-    "jaxrank.io": 0,
+    "jaxrank._version": 0, "jaxrank.io": 0,
     "jaxrank._core": 1,
     "jaxrank._soft": 2, "jaxrank._host": 2,
     "jaxrank._trec": 3,

@@ -33,6 +33,8 @@ import time
 from importlib import resources
 from itertools import chain
 
+from jaxrank._version import __version__
+
 # Only the standard library at import time, so that main() catches Ctrl-C (exit_on_interrupt)
 # before anything imports JAX; _trec, io and compare are imported when needed (by _parser and
 # main).
@@ -154,9 +156,7 @@ def version() -> str:
     >>> cli.version().count(".") >= 2
     True
   """
-  import jaxrank
-
-  return jaxrank.__version__
+  return __version__
 
 
 class _Progress:
