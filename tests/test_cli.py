@@ -219,7 +219,7 @@ def test_python_m_jaxrank_is_the_command(start):
   env = {**__import__("os").environ, "JAXRANK_CACHE": "off"}
   done = subprocess.run([sys.executable, *start, "--version"], capture_output=True, text=True,
                         env=env, timeout=120)
-  assert done.returncode == 0 and done.stdout == f"jaxrank {_pyproject_version()}\n"
+  assert done.returncode == 0 and done.stdout == f"jaxrank {_installed_version()}\n"
   done = subprocess.run([sys.executable, *start, "evaluate", "--example", "-m", "num_q"],
                         capture_output=True, text=True, env=env, timeout=120)
   assert done.returncode == 0 and done.stderr == ""

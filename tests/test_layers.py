@@ -45,7 +45,17 @@ RANKS = {
 }
 
 # Imports inside functions: (importing module, imported module) -> why it is not at the top.
+_START = ("start-up: the command imports only the standard library until it has parsed its "
+          "arguments and installed its Ctrl-C handler (exit_on_interrupt)")
 LOCAL = {
+    ("jaxrank.cli", "jaxrank._host.executables"): _START,
+    ("jaxrank.cli", "jaxrank._trec.chunked"): _START,
+    ("jaxrank.cli", "jaxrank._trec.evaluate"): _START,
+    ("jaxrank.cli", "jaxrank._trec.irnames"): _START,
+    ("jaxrank.cli", "jaxrank.cli._compare"): _START,
+    ("jaxrank.cli", "jaxrank.io"): _START,
+    ("jaxrank.state", "jaxrank.numpy"): "HostMetricState only: `jaxrank.MetricState` loads no "
+                                        "NumPy face, TREC layer or io",
 }
 
 

@@ -34,6 +34,7 @@ from importlib import resources
 from itertools import chain
 
 from jaxrank._version import __version__
+from jaxrank.cli._args import check_cut_and_level, check_stdin
 
 # Only the standard library at import time, so that main() catches Ctrl-C (exit_on_interrupt)
 # before anything imports JAX; _trec, io and compare are imported when needed (by _parser and
@@ -202,7 +203,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-  from jaxrank import compare
+  from jaxrank.cli import _compare
   from jaxrank._trec import evaluate as _trec
 
   top = _Parser(prog="jaxrank", description="Ranking evaluation on jaxrank's rank core.")
@@ -250,7 +251,7 @@ def _parser() -> argparse.ArgumentParser:
   ev.add_argument("--no-cache", action="store_true",
                   help=f"do not use the persistent compilation cache ({CACHE_ENV}=off does the "
                   f"same; {CACHE_ENV}=DIR moves it)")
-  compare.add_parser(sub)  # `jaxrank compare`: runs compared with significance tests
+  _compare.add_parser(sub)  # `jaxrank compare`: runs compared with significance tests
   return top
 
 
@@ -401,26 +402,6 @@ def _csv(text: str) -> str:
   return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\n') else text
 
 
-def check_cut_and_level(args: argparse.Namespace) -> None:
-  """trec_eval's ``-M`` and ``-l`` (shared by ``evaluate`` and ``compare``): positive numbers."""
-  if args.max_docs is not None and args.max_docs <= 0:
-    raise ValueError(f"-M must be a positive number of documents, got {args.max_docs}")
-  if args.level <= 0:
-    raise ValueError(f"-l must be a positive relevance level, got {args.level}")
-
-
-def check_stdin(paths: dict[str, str]) -> None:
-  """Refuses ``-`` (standard input) for ``paths`` (``{argument: path}``) named twice or when
-  the command was started with standard input closed (``<&-``)."""
-  dashes = [name for name, path in paths.items() if path == "-"]
-  if len(dashes) > 1:
-    raise ValueError(f"{' and '.join(dashes)} cannot all be standard input ('-'): it can be "
-                     "read once; give the others as files")
-  if dashes and sys.stdin is None:
-    raise ValueError(f"{dashes[0]} is '-' (standard input), but standard input is closed "
-                     "(`<&-`)")
-
-
 def _file_size(path: str) -> int:
   """The size of the regular file ``path`` in bytes; 0 for ``-`` (standard input), a pipe or
   anything that cannot be read twice."""
@@ -526,9 +507,9 @@ def main(argv: list[str] | None = None) -> int:
     if is_command() and not getattr(args, "no_cache", False):
       _use_compilation_cache(cache_dir())
     if args.command == "compare":
-      from jaxrank import compare
+      from jaxrank.cli import _compare
 
-      text = compare.command(args)  # noqa: the import above is what loads it in a fresh process
+      text = _compare.command(args)
     else:
       text = evaluate_command(args)
   except (ValueError, TypeError, OSError) as e:
