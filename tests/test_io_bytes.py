@@ -17,6 +17,8 @@ import pytest
 
 from jaxrank import cli, io
 from jaxrank import numpy as jrn
+from jaxrank.io import _bytes, _ids, _judged, _reader, _split, _writer
+from jaxrank.io._chunks import iter_judged_run_chunks
 
 MEASURES = ["map", "ndcg", "P_5", "recip_rank", "bpref"]
 
@@ -104,7 +106,7 @@ def test_long_ids_read_fast_and_evaluate_like_short_ids(tmp_path):
   assert _renamed(_evaluate(run.to_dict(), qrels.to_dict()), strs) == want  # the dicts' door
   chunks = list(io.iter_run_chunks(tmp_path / "run.gz", max_lines=len(ids)))
   assert sum((_rows(c) for c in chunks), []) == _rows(run)
-  judged = list(io.iter_judged_run_chunks(tmp_path / "run.gz", qrels, max_lines=len(ids)))
+  judged = list(iter_judged_run_chunks(tmp_path / "run.gz", qrels, max_lines=len(ids)))
   assert [[c.qid_vocab[q] for q in c.qid_codes] for c in judged] == [
       [c.qid_vocab[q] for q in c.qid_codes] for c in chunks]
   io.write_run(run, tmp_path / "out")
@@ -112,12 +114,12 @@ def test_long_ids_read_fast_and_evaluate_like_short_ids(tmp_path):
 
 
 def _line_events(read, data: bytes) -> int:
-  """Python lines run in jaxrank/io.py while ``read(data)`` runs (in this thread)."""
+  """Python lines run in jaxrank/io/ while ``read(data)`` runs (in this thread)."""
   count = 0
 
   def trace(frame, event, arg):
     nonlocal count
-    if frame.f_code.co_filename != io.__file__:
+    if os.path.dirname(frame.f_code.co_filename) != os.path.dirname(io.__file__):
       return None
     if event == "line":
       count += 1
@@ -137,7 +139,7 @@ def test_reading_work_does_not_grow_with_the_longest_id(monkeypatch, where):
   qrels with two ids sharing all but their last byte grow with the megabytes read (blocks,
   slices of words: under 1,000 lines a megabyte), not with the longest id's words. Before, a
   NumPy round of several lines ran per 8 bytes of the longest id (about 400,000 a megabyte)."""
-  monkeypatch.setattr(io, "_PIPELINE", 1 << 62)  # one thread: every line is counted
+  monkeypatch.setattr(_reader, "_PIPELINE", 1 << 62)  # one thread: every line is counted
 
   def text(n: int) -> bytes:
     a, b = b"A" * n, b"A" * (n - 1) + b"B"
@@ -161,9 +163,10 @@ def test_reading_work_does_not_grow_with_the_longest_id(monkeypatch, where):
 
 def test_long_id_collisions_are_resolved_exactly(monkeypatch):
   """Every id longer than 8 bytes gets one hash: long ones are told apart byte by byte."""
-  real = io._hash_ids
-  monkeypatch.setattr(io, "_hash_ids", lambda win, s, n: np.where(n > 8, np.uint64(7),
-                                                                  real(win, s, n)))
+  real = _bytes.hash_ids
+  for module in (_ids, _judged, _split):  # every module that hashes ids
+    monkeypatch.setattr(module, "hash_ids", lambda win, s, n: np.where(n > 8, np.uint64(7),
+                                                                       real(win, s, n)))
   ids = [b"x" * 300 + bytes([97 + i % 5]) * (i % 3) for i in range(40)] + [b"y" * 70000] * 3
   text = b"".join(b"q%d Q0 %s %d 1 t\n" % (i % 4, d, i) for i, d in enumerate(ids))
   run = io.read_run(text)
@@ -173,12 +176,13 @@ def test_long_id_collisions_are_resolved_exactly(monkeypatch):
 
 @pytest.mark.parametrize("long_bytes, flat, few", [(8, 3, 0), (16, 1, 2), (256, 1 << 18, 256)])
 def test_flat_passes_agree_with_python(monkeypatch, long_bytes, flat, few):
-  """The flat passes over long ids' words (forced for short ids here: ``_LONG`` of 8 or 16
+  """The flat passes over long ids' words (forced for short ids here: ``LONG`` of 8 or 16
   bytes, slices of 1 or 3 words) and the byte sort of a few tied ids agree with Python's
   factorizing, matching and sorting of the ids' bytes."""
-  monkeypatch.setattr(io, "_LONG", long_bytes)
-  monkeypatch.setattr(io, "_FLAT", flat)
-  monkeypatch.setattr(io, "_FEW_TIED", few)
+  monkeypatch.setattr(_bytes, "LONG", long_bytes)
+  monkeypatch.setattr(_ids, "LONG", long_bytes)
+  monkeypatch.setattr(_bytes, "_FLAT", flat)
+  monkeypatch.setattr(_ids, "_FEW_TIED", few)
   rng = np.random.default_rng(long_bytes)
   alphabet = np.frombuffer(b"ab\xe9\xc3", np.uint8)
   pool = [rng.choice(alphabet, int(n)).tobytes() for n in rng.integers(1, 70, 60)]
@@ -277,8 +281,8 @@ def test_ids_that_are_not_utf8_give_trec_evals_numbers(tmp_path):
       ascii_run.to_dict())
   for m in MEASURES:
     assert want[m] == pytest.approx({q: ref[q][m] for q in ref}, abs=1e-12), m
-  judged = list(io.iter_judged_run_chunks(_write(tmp_path / "r", LATIN1_RUN), qrels,
-                                          max_lines=2))
+  judged = list(iter_judged_run_chunks(_write(tmp_path / "r", LATIN1_RUN), qrels,
+                                       max_lines=2))
   assert [c.qid_vocab.tolist() for c in judged] == [["caf\udce9"], ["r\udce9sum\udce9"]]
 
 
@@ -377,7 +381,7 @@ def test_a_failed_write_leaves_the_target_as_it_was(tmp_path, monkeypatch, write
   if exists:
     target.write_bytes(b"before\n")
   real = os.fdopen
-  monkeypatch.setattr(io, "_WRITE_ROWS", 3)
+  monkeypatch.setattr(_writer, "_WRITE_ROWS", 3)
   monkeypatch.setattr(os, "fdopen", lambda *a, **k: _FailingFile(real(*a, **k), 2, error))
   with pytest.raises(type(error)):
     writer(data, target)
