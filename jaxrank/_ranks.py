@@ -233,7 +233,7 @@ def _float_holding_values(arrays: list[jax.Array]) -> np.dtype | None:
   limit = 2 ** _precision_bits(f)
   for a in arrays:
     if not jnp.issubdtype(a.dtype, jnp.floating) and a.size:
-      low, high = (int(v) for v in jax.device_get((jnp.min(a), jnp.max(a))))
+      low, high = (int(v) for v in _checks.host_values(lambda x: (jnp.min(x), jnp.max(x)), a))
       if low < -limit or high > limit:
         return None
   return f
@@ -739,7 +739,8 @@ def judged_slot_count(labels: jax.Array, valid: jax.Array | None, judged: jax.Ar
   if not all(_checks.is_concrete(x) for x in (labels, valid, judged) if x is not None):
     return (n if max_relevant is None else min(_checks.check_k(max_relevant, "max_relevant"), n),
             n, False)
-  most, extra, nan, huge = (int(v) for v in np.asarray(_judged_summary(labels, valid, judged)))
+  most, extra, nan, huge = (int(v) for v in _checks.host_values(_judged_summary, labels, valid,
+                                                                 judged))
   _checks.raise_label_error("labels", labels, bool(nan), False, bool(huge))
   if max_relevant is None:
     return bucket(most, n), bucket(extra, n), True
@@ -819,7 +820,7 @@ def _summary(labels: jax.Array, valid: jax.Array | None) -> list[int]:
     most = int(positive.view(np.uint8).sum(-1, dtype=np.int64).max(initial=0))
     negative = y.dtype.kind == "i" and y.size and int(y.min()) < 0
     return [most, 0, int(bool(negative)), 0]
-  return [int(v) for v in np.asarray(_label_summary(labels, valid))]  # one transfer
+  return [int(v) for v in _checks.host_values(_label_summary, labels, valid)]  # one transfer
 
 
 @jax.jit
