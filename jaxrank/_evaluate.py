@@ -135,13 +135,23 @@ def compute_ranks(ranks: Ranks, *, specs: tuple[tuple[str, int | None], ...],
 
 
 @functools.partial(jax.jit, static_argnames=("specs", "options", "ties", "m", "method", "cut",
-                                             "checked", "z"))
+                                             "checked", "z", "small"))
 def _dense_values(scores, labels, valid, tie_key, judged, *, specs, options, ties, m, method,
-                  cut, checked, z=0):
-  """Ranks of dense input and the formulas in one jitted call (one dispatch, fused)."""
-  ranks = _ranks.ranks_of_dense(scores, labels, valid, tie_key, judged, ties=ties, m=m,
-                                method=method, cut=cut, checked=checked, z=z)
-  return compute_ranks(ranks, specs=specs, options=options), ranks.overflow
+                  cut, checked, z=0, small=None):
+  """Ranks of dense input and the formulas in one jitted call (one dispatch, fused).
+
+  ``small`` (:func:`jaxrank._ranks.traced_slots`): ``(slots, cut)`` of a cheaper rank core, taken
+  at run time when no list has more relevant items than its slots.
+  """
+  def values(m, cut):
+    ranks = _ranks.ranks_of_dense(scores, labels, valid, tie_key, judged, ties=ties, m=m,
+                                  method=method, cut=cut, checked=checked, z=z)
+    return compute_ranks(ranks, specs=specs, options=options), ranks.overflow
+
+  if small is None:
+    return values(m, cut)
+  most = jnp.max(_ranks.positive_count(labels, valid), initial=0)
+  return jax.lax.cond(most <= small[0], lambda: values(*small), lambda: values(m, cut))
 
 
 def compute(scores, labels, specs, options, *, where=None, tie_key=None, max_relevant=None,
@@ -160,10 +170,15 @@ def compute(scores, labels, specs, options, *, where=None, tie_key=None, max_rel
                         judged=judged)
     values, overflow = compute_ranks(ranks, specs=specs, options=options), ranks.overflow
   else:
+    ties = rank_ties(options.ties)
     arrays, static = _ranks.dense_arguments(
-        *dense_given(scores, labels, where), ties=rank_ties(options.ties), tie_key=tie_key,
+        *dense_given(scores, labels, where), ties=ties, tie_key=tie_key,
         max_relevant=max_relevant, method=method, cut=cutoff(specs), judged=judged)
-    values, overflow = _dense_values(*arrays, specs=specs, options=options, **static)
+    scores_, _, valid, key, _ = arrays
+    small = _ranks.traced_slots(scores_, valid, key, ties=ties, method=method,
+                                cut=cutoff(specs), max_relevant=max_relevant, static=static)
+    values, overflow = _dense_values(*arrays, specs=specs, options=options, small=small,
+                                     **static)
   return (values, overflow) if with_overflow else values
 
 

@@ -114,8 +114,9 @@ class MetricState:
     """An empty state for ``metrics`` (names as in :func:`jaxrank.evaluate`) and options.
 
     ``max_relevant`` bounds the relevant items per list of every batch given to :meth:`update`
-    under ``jit`` (see :func:`jaxrank.from_dense`; ``None``: read from concrete labels, or one
-    slot per item when traced). ``method`` is as in :func:`jaxrank.evaluate`.
+    under ``jit`` (see :func:`jaxrank.from_dense`; ``None``: read from concrete labels, or when
+    traced 64 slots while no list has more relevant items, else one slot per item, picked at
+    run time). ``method`` is as in :func:`jaxrank.evaluate`.
 
     Example:
       >>> import jaxrank
@@ -164,11 +165,12 @@ class MetricState:
     return dict(zip(self.metrics, self._values(scores, labels, where, tie_key)[0]))
 
   def _values(self, scores, labels, where, tie_key) -> tuple[tuple[jax.Array, ...], jax.Array]:
-    """The per-list values and the lists' overflow flags (``Ranks.overflow``)."""
-    ranks = _evaluate.as_ranks(scores, labels, where=where, tie_key=tie_key,
-                               ties=self.options.ties, max_relevant=self.max_relevant,
-                               method=self.method)
-    return _evaluate.compute_ranks(ranks, specs=self.specs, options=self.options), ranks.overflow
+    """The per-list values and the lists' overflow flags (``Ranks.overflow``), as
+    :func:`jaxrank.evaluate` computes them (cut at the largest cutoff, and under ``jit``
+    without ``max_relevant`` few slots when the lists allow: :data:`jaxrank._ranks.TRACED_SLOTS`)."""
+    return _evaluate.compute(scores, labels, self.specs, self.options, where=where,
+                             tie_key=tie_key, max_relevant=self.max_relevant, method=self.method,
+                             with_overflow=True)
 
   def update(self, scores: ArrayLike | Ranks, labels: ArrayLike | None = None, *,
              where: ArrayLike | None = None, tie_key: ArrayLike | None = None,
