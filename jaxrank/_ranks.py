@@ -11,7 +11,8 @@ holds exactly that, for any number of leading batch dimensions ``...`` and ``m``
 * ``grades[..., m]`` (float32): the relevance grade of each slot's item; 0 marks an unused slot.
 * ``num_items[...]`` (int32): how many valid items the list ranks (``n`` in the docs).
 * ``overflow[...]`` (bool): the list had more relevant items than slots (only possible under
-  ``jit`` with too small a ``max_relevant``); every metric of such a list is NaN.
+  ``jit`` with too small a ``max_relevant``); every metric of such a list is NaN, a NaN that
+  every mean keeps (``empty="skip"`` too, which drops only empty lists' NaN).
 * ``size`` (static int): the largest possible rank, i.e. the padded list length.
 * ``judged`` (optional :class:`Judgments`): the items that are not relevant slots but carry a
   judgment, for the metrics that tell judged from unjudged items (``bpref``, ``infap``,

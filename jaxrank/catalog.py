@@ -145,10 +145,12 @@ def _check_dot_range(q: jax.Array, items: jax.Array) -> None:
   if acc is None:
     return
   limit, d = int(np.iinfo(acc).max), q.shape[1]
-  span = lambda t: max(-int(np.iinfo(t).min), int(np.iinfo(t).max))  # noqa: E731
+  def span(t) -> int:
+    return max(-int(np.iinfo(t).min), int(np.iinfo(t).max))
+
   if span(q.dtype) * span(items.dtype) * d <= limit:
     return
-  fix = (f"cast them to a float dtype (float32 is exact while every |dot product| <= 2**24)"
+  fix = ("cast them to a float dtype (float32 is exact while every |dot product| <= 2**24)"
          + ("" if jax.config.jax_enable_x64 else " or turn on JAX's x64 mode (int64 sums)"))
   if not (_checks.is_concrete(q) and _checks.is_concrete(items)):
     raise TypeError(f"query_emb ({q.dtype}) and item_emb ({items.dtype}) are integer "
@@ -182,7 +184,7 @@ def _check_scorer(score_fn: Callable, q: jax.Array, items: jax.Array, ub: int, i
   for u in (ub, ub - 1) if ub == ib and ub > 1 else (ub,):
     try:
       shape, out_dtype = shape_of(u)
-    except Exception:  # noqa: BLE001 - only the second look; the walk's own shape is the first
+    except Exception:  # only the second look; the walk's own shape is the first
       if u == ub:
         raise
       break

@@ -96,8 +96,8 @@ def test_eager_closed_over_values_are_the_reference():
   """The closed-over labels are checked and counted on the host at trace time, as eagerly."""
   y = jnp.asarray(GRADES.astype(np.float32))
   for f, extra in ((jaxrank.ndcg, {}), (jaxrank.bpref, {"judged": jnp.asarray(JUDGED)})):
-    np.testing.assert_allclose(jax.jit(lambda s: f(s, y, **extra))(S), f(S, y, **extra),
-                               rtol=1e-6)
+    np.testing.assert_allclose(jax.jit(lambda s, f=f, extra=extra: f(s, y, **extra))(S),
+                               f(S, y, **extra), rtol=1e-6)
   bad = y.at[0, 0].set(-1.0)  # a closed-over negative label is still an error naming it
   with pytest.raises(ValueError, match=r"labels must be >= 0 .* at index \(0, 0\)"):
     jax.jit(lambda s: jaxrank.ndcg(s, bad))(S)
@@ -247,7 +247,9 @@ def test_mean_tells_an_overflow_from_an_empty_list():
 def test_soft_loss_is_nan_when_a_list_overflows():
   for loss in (jaxrank.soft_ndcg_loss, jaxrank.as_loss(jaxrank.soft_recall)):
     for empty in ("skip", "zero"):
-      got = jax.jit(lambda s, y: loss(s, y, max_relevant=2, empty=empty))(OVER_S, OVER_Y)
+      got = jax.jit(lambda s, y, loss=loss, empty=empty: loss(s, y, max_relevant=2,
+                                                              empty=empty))(OVER_S, OVER_Y)
       assert np.isnan(got)
-      fine = jax.jit(lambda s, y: loss(s, y, max_relevant=5, empty=empty))(OVER_S, OVER_Y)
+      fine = jax.jit(lambda s, y, loss=loss, empty=empty: loss(s, y, max_relevant=5,
+                                                               empty=empty))(OVER_S, OVER_Y)
       np.testing.assert_allclose(fine, loss(OVER_S, OVER_Y, empty=empty), rtol=1e-6)
