@@ -19,8 +19,31 @@ from jax.typing import ArrayLike
 
 
 def is_concrete(x: Any) -> bool:
-  """True when ``x`` holds a value (not a tracer), so value checks can run eagerly."""
+  """True when ``x`` holds a value (not a tracer), so value checks can run eagerly.
+
+  A concrete array may still sit inside an outer ``jit``/``vmap``/``grad`` trace (closed over by
+  the traced function): compute on it only through :func:`host_values`, which evaluates now
+  instead of adding to the trace.
+  """
   return not isinstance(x, jax.core.Tracer)
+
+
+def host_values(fn: Any, *args: Any) -> Any:
+  """``fn(*args)`` on concrete arrays, evaluated now and brought to the host (NumPy values).
+
+  Inside an outer trace (labels closed over by a jitted function, say) JAX would stage ``fn``'s
+  operations into the trace and hand back tracers, which the host cannot read; evaluating at
+  trace time keeps the host-side checks and slot counts of concrete values working there.
+
+  Example:
+    >>> import jax, jax.numpy as jnp
+    >>> from jaxrank._core import checks as _checks
+    >>> y = jnp.array([1, 2, 3])
+    >>> jax.jit(lambda x: x + int(_checks.host_values(jnp.max, y)))(0).tolist()
+    3
+  """
+  with jax.ensure_compile_time_eval():
+    return jax.device_get(fn(*args))
 
 
 def check_k(k: Any, name: str = "k") -> int | None:
@@ -179,7 +202,7 @@ def check_labels(name: str, labels: jax.Array) -> None:
   """
   if not is_concrete(labels) or labels.dtype == jnp.bool_:
     return
-  raise_label_error(name, labels, *(bool(v) for v in jax.device_get(label_summary(labels))))
+  raise_label_error(name, labels, *(bool(v) for v in host_values(label_summary, labels)))
 
 
 def raise_label_error(name: str, labels: jax.Array, has_nan: bool, has_negative: bool,

@@ -717,11 +717,53 @@ def judged(r, k, o):
   return count / jnp.maximum(depth, 1.0), depth == 0
 
 
+# An overflowed list's value (more relevant items than slots, only possible under jit with too
+# small a max_relevant): a quiet NaN with a payload of its own, so a mean under empty="skip"
+# that sees only the values (jaxrank.mean, as_loss) tells it from an empty list's NaN and keeps
+# it. float32's bit pattern; float64's is the same NaN converted (the conversion keeps payloads).
+_OVERFLOW_BITS32 = 0x7FE50000
+
+
+def overflow_nan(dtype) -> np.ndarray:
+  """The NaN that marks an overflowed list, as a scalar of float ``dtype``.
+
+  Example:
+    >>> import numpy as np
+    >>> from jaxrank._core import formulas as _formulas
+    >>> v = _formulas.overflow_nan(np.float32)
+    >>> bool(np.isnan(v)), hex(v.view(np.uint32))
+    (True, '0x7fe50000')
+  """
+  return np.array(_OVERFLOW_BITS32, np.uint32).view(np.float32).astype(dtype)
+
+
+def overflowed(values: jax.Array) -> jax.Array:
+  """Which values are :func:`overflow_nan` (an overflowed list's), not any other NaN.
+
+  Only float32 and float64 hold the mark (the metrics' dtypes); other dtypes give all False.
+  Selecting, slicing, stacking and float32 -> float64 conversion keep it; arithmetic on a NaN may
+  not.
+
+  Example:
+    >>> import numpy as np
+    >>> from jaxrank._core import formulas as _formulas
+    >>> _formulas.overflowed(np.array([1.0, np.nan, _formulas.overflow_nan(np.float64)])).tolist()
+    [False, False, True]
+  """
+  values = jnp.asarray(values)
+  bits = {np.dtype(np.float32): jnp.uint32, np.dtype(np.float64): jnp.uint64}.get(
+      np.dtype(values.dtype))
+  if bits is None:
+    return jnp.zeros(values.shape, bool)
+  mark = overflow_nan(values.dtype).view(np.dtype(bits))
+  return lax.bitcast_convert_type(values, bits) == mark
+
+
 def finish(value: jax.Array, empty: jax.Array, r: Ranks, o: Options) -> jax.Array:
-  """Applies the empty-list policy and marks overflowed lists NaN."""
+  """Applies the empty-list policy and marks overflowed lists with :func:`overflow_nan`."""
   value = value.astype(_float())
   if o.empty == "zero":
     value = jnp.where(empty, 0.0, value)
   else:
     value = jnp.where(empty, jnp.nan, value)
-  return jnp.where(r.overflow, jnp.nan, value)
+  return jnp.where(r.overflow, overflow_nan(value.dtype), value)
