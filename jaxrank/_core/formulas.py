@@ -143,7 +143,10 @@ def _prefix_table(fn: Callable, size: int, namespace: str) -> tuple[np.ndarray, 
   xp = ops_named(namespace)
   ranks = np.arange(1, size + 1, dtype=np.float64)
   with xp.ensure_compile_time_eval():
-    if fn is log2_discount:  # it takes the namespace of its argument: the formulas' one
+    # log2_discount takes the namespace of its argument: given the formulas' one, its log2 runs
+    # in that namespace's float (under JAX as it always has). Other functions (_reciprocal, a
+    # user's discount) get the float64 NumPy ranks, as they always have.
+    if fn is log2_discount:
       ranks = xp.asarray(ranks)
     values = np.asarray(fn(ranks), dtype=np.float64)
   total = np.concatenate([[0.0], np.cumsum(values)])
