@@ -44,7 +44,6 @@ int32 are then replaced on the host by their dense ranks (same order), see :func
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 
@@ -55,71 +54,16 @@ from jax import lax
 from jax.typing import ArrayLike
 
 from jaxrank._core import checks as _checks
+from jaxrank._core.rankform import POOLED, TIES, UNUSED, ZERO, Judgments, Ranks  # noqa: F401
 
-TIES = ("average", "optimistic", "pessimistic", "first")
 METHODS = ("auto", "count", "sort")
 
-
-# Judgments.kind values.
-UNUSED, ZERO, POOLED = 0, 1, 2
-
-
-@functools.partial(jax.tree_util.register_dataclass, data_fields=["lo", "hi", "kind"],
-                   meta_fields=[])
-@dataclasses.dataclass(frozen=True)
-class Judgments:
-  """The judged items of each list that are not relevant slots: the "judged, grade 0" slots.
-
-  * ``lo[..., z]``, ``hi[..., z]`` (int32): their tie bounds, as :class:`Ranks`' (``size + 1``
-    for an item that is not ranked: padding, or a judged id absent from a ranked list);
-  * ``kind[..., z]`` (int8): ``ZERO`` (1) judged with grade 0, ``POOLED`` (2) in the pool but
-    unjudged (a negative judgment), ``UNUSED`` (0) an empty slot.
-
-  Items that are neither relevant slots nor here are not judged. Built by the same counting pass
-  as the relevant slots (their indices are appended to the slots), only when judgments are given.
-  """
-
-  lo: jax.Array
-  hi: jax.Array
-  kind: jax.Array
-
-
-@functools.partial(
-    jax.tree_util.register_dataclass,
-    data_fields=["lo", "hi", "grades", "num_items", "overflow", "judged"],
-    meta_fields=["size", "resolved"],
-)
-@dataclasses.dataclass(frozen=True)
-class Ranks:
-  """Ranks of the relevant items of a batch of lists (see the module docstring).
-
-  ``resolved`` is True when ties were already broken at construction (``ties="first"`` or an input
-  form without scores), so ``lo == hi`` everywhere. Build one with :func:`from_dense`,
-  :func:`from_sparse`, :func:`from_ranked_ids` or :func:`from_candidates`; every metric and
-  :func:`jaxrank.evaluate` accept it in place of ``(scores, labels)``.
-
-  Example (the two relevant items tie for ranks 2-3):
-    >>> import jaxrank
-    >>> r = jaxrank.from_dense([[0.9, 0.8, 0.8, 0.1]], [[0, 2, 1, 0]])
-    >>> r.lo.tolist(), r.hi.tolist(), r.grades.tolist(), r.shape
-    ([[2, 2]], [[3, 3]], [[2.0, 1.0]], (1,))
-    >>> float(jaxrank.reciprocal_rank(r)[0])
-    0.5
-  """
-
-  lo: jax.Array
-  hi: jax.Array
-  grades: jax.Array
-  num_items: jax.Array
-  overflow: jax.Array
-  size: int
-  resolved: bool = False
-  judged: Judgments | None = None
-
-  @property
-  def shape(self) -> tuple[int, ...]:
-    """The leading (batch) shape: the shape of every per-list metric."""
-    return tuple(self.num_items.shape)
+# Ranks and Judgments are defined without JAX (jaxrank._core.rankform: the formulas also read
+# them on NumPy arrays); here they become pytrees, so they pass through jit, vmap and shard_map.
+jax.tree_util.register_dataclass(Judgments, data_fields=["lo", "hi", "kind"], meta_fields=[])
+jax.tree_util.register_dataclass(
+    Ranks, data_fields=["lo", "hi", "grades", "num_items", "overflow", "judged"],
+    meta_fields=["size", "resolved"])
 
 
 # ----------------------------------------------------------------------------------------------
