@@ -5,9 +5,13 @@ target) to jaxrank metrics per user, and back to TREC files.
 """
 
 import os
+import sys
 import tempfile
 
-import pandas as pd
+try:
+  import pandas as pd
+except ImportError:  # one line, not a traceback
+  sys.exit('dataframe.py needs pandas: pip install "jaxrank[pandas]"')
 
 from jaxrank import io
 from jaxrank import numpy as jrn

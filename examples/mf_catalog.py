@@ -2,6 +2,7 @@
 evaluate it over the full catalog with jaxrank.catalog: accuracy metrics of the held-out items
 with the training items excluded, then beyond-accuracy metrics of the top-10 lists.
 
+    pip install "jaxrank[examples]"  # optax
     python examples/mf_catalog.py [--users 2000] [--items 5000] [--dim 32] [--steps 300]
 
 Interactions come from hidden user/item factors plus an item popularity skew; each user's last
@@ -11,11 +12,16 @@ two interactions are held out. A random-embedding model is evaluated the same wa
 from __future__ import annotations
 
 import argparse
+import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
+
+try:
+  import optax
+except ImportError:  # one line, not a traceback
+  sys.exit('mf_catalog.py needs optax: pip install "jaxrank[examples]"')
 
 import jaxrank
 from jaxrank import catalog

@@ -11,6 +11,7 @@ documented definition and, where Evidently's code differs, under Evidently's (``
 from __future__ import annotations
 
 import argparse
+import sys
 
 import jax.numpy as jnp
 import numpy as np
@@ -37,6 +38,11 @@ def main() -> None:
   ap.add_argument("--k", type=int, default=10)
   ap.add_argument("--plot", default=None, help="write an item-bias bar chart (needs matplotlib)")
   args = ap.parse_args()
+  if args.plot:
+    try:
+      import matplotlib  # noqa: F401
+    except ImportError:  # one line, before the work, not a traceback at the end
+      sys.exit('recsys_beyond_accuracy.py --plot needs matplotlib: pip install "jaxrank[plot]"')
   item_emb, user_emb, genre, tu, ti = synthetic(args.users, args.items)
   phi = jaxrank.item_popularity(tu, ti, num_items=args.items)
   n_train_users = len(np.unique(tu))

@@ -13,8 +13,11 @@ policy). ``clu`` and ``metrax`` (and so ``flax``) are imported when an adapter i
   labels, where=None)`` positionally or by keyword (metrax's metrics are ``clu.metrics.Metric``
   subclasses too, so both mix in one ``Collection``).
 
-One metric name gives a scalar from ``compute()``; several give ``{name: value}`` (one pass over
-the scores for all of them).
+One metric name gives a scalar from ``compute()``. Several names are computed in one pass over
+the scores; :func:`clu_metric` then returns a ``clu.metrics.Collection`` whose ``compute()`` is
+``{name: scalar}`` and ``compute_values()`` ``{name: clu.values.Scalar}``, one per metric, as CLU's
+metric writers take them (subclass it to add the loss and other CLU metrics); :func:`metrax_metric`
+returns one metric whose ``compute()`` is ``{name: value}``.
 """
 
 from __future__ import annotations
@@ -80,12 +83,66 @@ def _build(base, metrics, options, *, scores, labels, where, positional):
   return JaxrankMetric
 
 
+def _collection(metric: type, names: tuple[str, ...]) -> type:
+  """A ``clu.metrics.Collection`` holding ``metric`` (several names, one pass) in its field
+  ``jaxrank``, whose ``compute()`` and ``compute_values()`` give one entry per name."""
+  import flax  # noqa: PLC0415 - optional dependencies, imported only here
+  from clu import metrics as clu_metrics  # noqa: PLC0415
+  from clu import values as clu_values  # noqa: PLC0415
+
+  class JaxrankCollection(clu_metrics.Collection):
+    """jaxrank metrics as a ``clu.metrics.Collection``: one scalar per metric name."""
+
+    __annotations__ = {"jaxrank": metric}  # noqa: RUF012 - what CLU reads its fields from
+
+    def __init_subclass__(cls, **kwargs):
+      # CLU builds a collection from the class's own __annotations__: a subclass that adds the
+      # loss (`loss: clu.metrics.Average.from_output("loss")`) keeps the jaxrank field.
+      super().__init_subclass__(**kwargs)
+      cls.__annotations__ = {"jaxrank": metric, **cls.__dict__.get("__annotations__", {})}
+
+    @classmethod
+    def from_model_output(cls, *args, **kwargs):
+      raise TypeError(f"clu_metric({list(names)}) is a clu.metrics.Collection (one scalar per "
+                      "metric), not a field of one: subclass it to add fields, or use one "
+                      "clu_metric(name) field per metric")
+
+    def compute(self) -> dict[str, Any]:
+      out = super().compute()
+      return {**self._by_name(out.pop("jaxrank"), out), **out}
+
+    def compute_values(self) -> dict[str, Any]:
+      out = super().compute_values()
+      out.pop("jaxrank")
+      values = self._by_name(self.jaxrank.compute(), out)
+      return {**{n: clu_values.Scalar(v) for n, v in values.items()}, **out}
+
+    @staticmethod
+    def _by_name(values: dict[str, Any], others: dict[str, Any]) -> dict[str, Any]:
+      clash = sorted(set(values) & set(others))
+      if clash:
+        raise ValueError(f"the collection's field(s) {clash} have the name of a jaxrank metric; "
+                         "rename them")
+      return values
+
+  JaxrankCollection.__name__ = JaxrankCollection.__qualname__ = metric.__name__ + "_Collection"
+  return flax.struct.dataclass(JaxrankCollection)
+
+
 def clu_metric(metrics: Sequence[str] | str, *, scores: str = "scores", labels: str = "labels",
                where: str = "where", **options: Any) -> type:
-  """A ``clu.metrics.Metric`` class for jaxrank metrics (``options`` as :class:`MetricState`).
+  """A ``clu.metrics.Metric`` class for a jaxrank metric (``options`` as :class:`MetricState`),
+  or for several names a ``clu.metrics.Collection`` of them, computed in one pass.
 
   ``scores``, ``labels`` and ``where`` name the model-output keys read by
   ``from_model_output`` (e.g. ``scores="logits"``); ``where`` is optional at call time.
+
+  With several names (a list), the class is a ``clu.metrics.Collection``: build it with
+  ``single_from_model_output(scores=..., labels=...)`` (or ``gather_from_model_output`` in
+  ``pmap``), ``merge``, ``compute()`` -> ``{name: scalar}`` and ``compute_values()`` ->
+  ``{name: clu.values.Scalar}``, one per metric, what ``clu.metric_writers`` write. Subclass it
+  (with ``flax.struct.dataclass``) to add CLU metrics such as the loss's
+  ``clu.metrics.Average.from_output("loss")``.
 
   Example:
     >>> import jax.numpy as jnp
@@ -97,11 +154,19 @@ def clu_metric(metrics: Sequence[str] | str, *, scores: str = "scores", labels: 
     ...                                    labels=jnp.array([[1, 0, 0]])))
     >>> round(float(m.compute()), 4)
     0.5089
+    >>> Both = clu_metric(["ndcg@2", "mrr"])  # a clu.metrics.Collection
+    >>> c = Both.single_from_model_output(scores=jnp.array([[0.9, 0.8, 0.1]]),
+    ...                                   labels=jnp.array([[0, 1, 1]]))
+    >>> {name: round(float(v), 4) for name, v in c.compute().items()}
+    {'ndcg@2': 0.3869, 'mrr': 0.5}
   """
   from clu import metrics as clu_metrics  # noqa: PLC0415 - optional dependency
 
-  return _build(clu_metrics.Metric, metrics, options, scores=scores, labels=labels, where=where,
-                positional=False)
+  metric = _build(clu_metrics.Metric, metrics, options, scores=scores, labels=labels,
+                  where=where, positional=False)
+  if isinstance(metrics, str):
+    return metric
+  return _collection(metric, tuple(MetricState.init(metrics, **options).metrics))
 
 
 def metrax_metric(metrics: Sequence[str] | str, **options: Any) -> type:

@@ -75,7 +75,8 @@ from jaxrank._core import ranks as _ranks
 from jaxrank._core import table as _table
 from jaxrank._core.ranks import Ranks
 
-__all__ = ["Result", "default_block_sizes", "dot", "evaluate", "pad_csr", "ranks"]
+__all__ = ["Result", "default_block_sizes", "dot", "dot_accumulator", "evaluate", "pad_csr",
+           "ranks"]
 
 METHODS = ("auto", "count", "histogram")
 
@@ -106,13 +107,98 @@ class Result(NamedTuple):
 def dot(query_block: jax.Array, item_block: jax.Array) -> jax.Array:
   """The default scorer: ``[u, d] x [i, d] -> [u, i]`` dot products.
 
+  Integer embeddings are multiplied and summed in :func:`dot_accumulator`'s dtype (int32, int64
+  in JAX's x64 mode), not in their own: int8 products summed in int8 would wrap around.
+  :func:`evaluate` and :func:`ranks` refuse integer embeddings whose dot products could leave
+  that range.
+
   Example:
     >>> import jax.numpy as jnp
     >>> from jaxrank import catalog
     >>> catalog.dot(jnp.array([[1.0, 2.0]]), jnp.array([[3.0, 1.0], [0.0, 1.0]])).tolist()
     [[5.0, 2.0]]
+    >>> catalog.dot(jnp.array([[100, 100]], jnp.int8), jnp.array([[100, 50]], jnp.int8)).tolist()
+    [[15000]]
   """
-  return query_block @ item_block.T
+  acc = dot_accumulator(query_block.dtype, item_block.dtype)
+  if acc is None:
+    return query_block @ item_block.T
+  return jnp.matmul(query_block, item_block.T, preferred_element_type=acc)
+
+
+def dot_accumulator(query_dtype: Any, item_dtype: Any) -> np.dtype | None:
+  """The integer dtype :func:`dot` sums integer embeddings in (``None`` unless both are integer):
+  int64 in JAX's x64 mode, else int32.
+
+  Example:
+    >>> import numpy as np
+    >>> from jaxrank import catalog
+    >>> catalog.dot_accumulator(np.int8, np.uint8), catalog.dot_accumulator(np.int8, np.float32)
+    (dtype('int32'), None)
+  """
+  if not all(jnp.issubdtype(t, jnp.integer) for t in (query_dtype, item_dtype)):
+    return None
+  return np.dtype(np.int64 if jax.config.jax_enable_x64 else np.int32)
+
+
+def _check_dot_range(q: jax.Array, items: jax.Array) -> None:
+  """Integer embeddings whose dot products could leave :func:`dot_accumulator`'s range (and wrap
+  around) are refused: by their dtypes when that bounds them, else by their values (concrete
+  only; traced ones that the dtypes do not bound are refused too)."""
+  acc = dot_accumulator(q.dtype, items.dtype)
+  if acc is None:
+    return
+  limit, d = int(np.iinfo(acc).max), q.shape[1]
+  def span(t) -> int:
+    return max(-int(np.iinfo(t).min), int(np.iinfo(t).max))
+
+  if span(q.dtype) * span(items.dtype) * d <= limit:
+    return
+  fix = ("cast them to a float dtype (float32 is exact while every |dot product| <= 2**24)"
+         + ("" if jax.config.jax_enable_x64 else " or turn on JAX's x64 mode (int64 sums)"))
+  if not (_checks.is_concrete(q) and _checks.is_concrete(items)):
+    raise TypeError(f"query_emb ({q.dtype}) and item_emb ({items.dtype}) are integer "
+                    f"embeddings of size {d}: under tracing their values are unknown and their "
+                    f"dtypes do not bound the dot products to {acc} (they could wrap around): "
+                    f"{fix}")
+  # float64 bounds: a relative error ~d * 2**-53, far inside the 1e-9 margin
+  qa, ia = (np.abs(np.asarray(x, np.float64)) for x in (q, items))
+  bound = min(qa.sum(1).max(initial=0) * ia.max(initial=0),
+              qa.max(initial=0) * ia.sum(1).max(initial=0))
+  if bound * (1 + 1e-9) > limit:
+    raise ValueError(f"query_emb ({q.dtype}) and item_emb ({items.dtype}) are integer "
+                     f"embeddings whose dot products can reach {bound:.6g}, beyond {acc}'s "
+                     f"largest value {limit} (they would wrap around): {fix}")
+
+
+def _check_scorer(score_fn: Callable, q: jax.Array, items: jax.Array, ub: int, ib: int) -> None:
+  """``score_fn`` on a ``[ub, d]`` and an ``[ib, d]`` block must give real ``[ub, ib]`` scores
+  (checked abstractly, by ``jax.eval_shape``: nothing is computed)."""
+  def shape_of(u: int) -> tuple[tuple[int, ...], Any]:
+    out = jax.eval_shape(score_fn, jax.ShapeDtypeStruct((u, q.shape[1]), q.dtype),
+                         jax.ShapeDtypeStruct((ib, items.shape[1]), items.dtype))
+    if not hasattr(out, "shape") or not hasattr(out, "dtype"):
+      raise TypeError(f"score_fn must return one array of scores [users, items], got "
+                      f"{type(out).__name__}")
+    return tuple(out.shape), out.dtype
+
+  dtype = None
+  # A square tile cannot tell [users, items] from its transpose; one user fewer can (score_fn
+  # treats rows independently). A score_fn that cannot run on it is left to the first check.
+  for u in (ub, ub - 1) if ub == ib and ub > 1 else (ub,):
+    try:
+      shape, out_dtype = shape_of(u)
+    except Exception:  # only the second look; the walk's own shape is the first
+      if u == ub:
+        raise
+      break
+    dtype = out_dtype if dtype is None else dtype
+    if shape != (u, ib):
+      raise ValueError(f"score_fn must return scores of shape [users, items] = ({u}, {ib}) for "
+                       f"a [{u}, d] query block and a [{ib}, d] item block, got shape {shape}")
+  if not (jnp.issubdtype(dtype, jnp.floating) or jnp.issubdtype(dtype, jnp.integer)):
+    raise TypeError(f"score_fn must return real scores of a float or integer dtype, got "
+                    f"{np.dtype(dtype)}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -251,8 +337,10 @@ def ranks(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
     exclude_ids: ids never counted nor recommended (the seen items): ``[users, e]`` (``-1``
       pads) or ``(indptr, indices)``.
     score_fn: ``score_fn(query_block [u, d], item_block [i, d]) -> [u, i]`` scores of any float or
-      int dtype (default :func:`dot`). It must treat rows independently; pass the same function
-      object each time (a new lambda compiles again).
+      int dtype (default :func:`dot`, which sums integer embeddings in int32, or int64 under x64,
+      and refuses those whose dot products could leave that range). It must treat rows
+      independently; pass the same function object each time (a new lambda compiles again).
+      Another shape or a complex dtype is an error naming ``score_fn``.
     top_k: also return the ``top_k`` best non-excluded ids and their scores per user.
     user_block, item_block: tile sizes (default :func:`default_block_sizes`); results never
       depend on them.
@@ -297,6 +385,9 @@ def ranks(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
   ub = ub if user_block is None else min(_checks.check_k(user_block, "user_block"), users)
   ib = ib if item_block is None else min(_checks.check_k(item_block, "item_block"), num_items)
   ib = max(ib, min(top_k or 0, num_items))  # a tile must be able to hold the whole top k
+  if score_fn is dot:
+    _check_dot_range(q, items)
+  _check_scorer(score_fn, q, items, ub, ib)
   if method == "auto":
     method = "histogram" if jax.default_backend() == "cpu" else "count"
   # A grade of 0 drops the slot (from_sparse keeps such an id only as a judged non-relevant item,
@@ -324,11 +415,10 @@ def evaluate(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
   One walk over the catalog (:func:`ranks`), then every metric from the rank core, exactly as
   ``jaxrank.evaluate(jaxrank.from_sparse(S, relevant_ids, relevant_grades, where=~excluded),
   metrics, ...)`` on the materialised scores ``S``. The metric names and options are those of
-  :func:`jaxrank.evaluate`; ``ties="first"`` ranks tied items by lower item id.
+  :func:`jaxrank.evaluate`; ``ties="first"`` ranks tied items by lower item id. The arguments
+  not listed below are those of :func:`ranks`.
 
   Args:
-    query_emb, item_emb, relevant_ids, relevant_grades, exclude_ids, score_fn, top_k,
-      user_block, item_block, method: as in :func:`ranks`.
     metrics: metric names with optional ``@k`` (``"ndcg@10"``, ``"map"``, ``"recall@20"``).
     reduce: ``None`` (per-user values) or ``"mean"`` (under the ``empty`` policy).
 

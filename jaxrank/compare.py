@@ -31,7 +31,6 @@ Example:
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import math
@@ -41,8 +40,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from jaxrank import stats
+from jaxrank import io, stats
+from jaxrank import numpy as jrn
 from jaxrank._core import checks as _checks
+from jaxrank._core.irnames import is_name
+from jaxrank._trec import table as _trec
+from jaxrank._trec.irnames import is_jaxrank_name
 
 if TYPE_CHECKING:  # matplotlib is optional and imported only when a plot is drawn
   import matplotlib.figure
@@ -129,6 +132,8 @@ class Report:
     return [sorted(v) for v in out]
 
   def _measure(self, measure: str) -> str:
+    if measure not in self.pairs and _printed_name(measure) in self.pairs:
+      return _printed_name(measure)  # P.10 for the column P_10
     if measure not in self.pairs:
       raise ValueError(f"measure must be one of {list(self.measures)}, got {measure!r}")
     return measure
@@ -142,13 +147,15 @@ class Report:
       ...                 test="sign").legend()[:60]
       'letters: significantly better than that run (sign test, Holm'
     """
+    return (f"letters: significantly better than that run ({self._method()}); "
+            f"{len(self.queries)} queries")
+
+  def _method(self) -> str:
+    """The test, correction, alpha, alternative and pairs, in words."""
     s = self.settings
     pairs = "each run against the first run a" if s["pairs"] == "baseline" else "all pairs"
-    correction = ("family-wise by construction" if s["test"] == "tukey"
-                  else CORRECTION_NAMES[s["correction"]])
-    return (f"letters: significantly better than that run ({TEST_NAMES[s['test']]}, "
-            f"{correction}, alpha {s['alpha']:g}, {s['alternative']}; {pairs}); "
-            f"{len(self.queries)} queries")
+    return (f"{TEST_NAMES[s['test']]}, {_correction_name(s)}, alpha {s['alpha']:g}, "
+            f"{s['alternative']}; {pairs}")
 
   def to_dict(self) -> dict[str, Any]:
     """Everything as plain Python values (what ``format="json"`` prints).
@@ -209,14 +216,34 @@ class Report:
     if format == "json":
       return json.dumps(self.to_dict(), indent=2) + "\n"
     if format == "csv":
-      return _csv(*(self._pairs_table(digits) if pvalues else self._means_table(digits, "csv")))
+      return _csv(*(self._pairs_table(digits, full=True) if pvalues
+                    else self._means_table(digits, "csv")))
     header, rows = self._means_table(digits, format)
+    if format == "latex":
+      return self._latex(header, rows, digits, pvalues)
     parts = [_render(header, rows, format, numeric_from=2),
-             {"table": "", "markdown": "\n", "latex": "% "}[format] + self.legend() + "\n"]
+             {"table": "", "markdown": "\n"}[format] + self.legend() + "\n"]
     if pvalues:
       header, rows = self._pairs_table(digits)
       parts.append("\n" + _render(header, rows, format, numeric_from=3))
     return "".join(parts)
+
+  def _latex(self, header: list[str], rows: list[list[str]], digits: int, pvalues: bool) -> str:
+    """Complete ``table`` environments (booktabs), the legend as the caption."""
+    caption = (f"Mean over {len(self.queries)} queries; the best mean of each measure in bold. "
+               f"Superscripts: significantly better than the run of that letter "
+               f"({self._method()}).")
+    parts = [_latex_table(_render(header, rows, "latex", numeric_from=2), caption,
+                          LATEX_LABEL)]
+    if pvalues:
+      header, rows = self._pairs_table(digits)
+      level = f"{100 * self.settings['confidence']:g}%"
+      caption = (f"Compared pairs: mean difference (run minus vs) with its {level} confidence "
+                 f"interval, Cohen's d, p-value, and p-value adjusted "
+                 f"({_correction_name(self.settings)}).")
+      parts.append(_latex_table(_render(header, rows, "latex", numeric_from=3), caption,
+                                f"{LATEX_LABEL}-pairs"))
+    return "% needs \\usepackage{booktabs}\n" + "\n".join(parts)
 
   def __str__(self) -> str:
     return self.to_string()
@@ -247,7 +274,9 @@ class Report:
       rows.append(row)
     return header, rows
 
-  def _pairs_table(self, digits: int) -> tuple[list[str], list[list[str]]]:
+  def _pairs_table(self, digits: int, *,
+                   full: bool = False) -> tuple[list[str], list[list[str]]]:
+    """The compared pairs; ``full``: p-values and effect sizes at full precision (csv)."""
     level = f"{100 * self.settings['confidence']:g}%"
     header = ["measure", "run", "vs", "difference", f"{level} CI low", f"{level} CI high",
               "Cohen's d", "p", "p adjusted", "significant"]
@@ -255,14 +284,34 @@ class Report:
     for c in self._comparisons():
       rows.append([c["measure"], c["system"], c["reference"], f"{c['difference']:+.{digits}f}",
                    f"{c['low']:+.{digits}f}", f"{c['high']:+.{digits}f}",
-                   f"{c['effect']:.3f}", _pvalue_text(c["pvalue"]),
-                   _pvalue_text(c["adjusted"]), "yes" if c["significant"] else "no"])
+                   *((repr(float(c[f])) for f in ("effect", "pvalue", "adjusted")) if full
+                     else (f"{c['effect']:.3f}", _pvalue_text(c["pvalue"]),
+                           _pvalue_text(c["adjusted"]))),
+                   "yes" if c["significant"] else "no"])
     return header, rows
 
 
 def _plain(value: Any) -> Any:
   value = value.item() if hasattr(value, "item") else value
   return value if not isinstance(value, float) or math.isfinite(value) else str(value)
+
+
+def _correction_name(settings: Mapping[str, Any]) -> str:
+  return ("family-wise by construction" if settings["test"] == "tukey"
+          else CORRECTION_NAMES[settings["correction"]])
+
+
+def _printed_name(name: str) -> str:
+  """A measure's column: trec_eval's printed name for trec_eval's measures (``P.10`` and
+  ``P_10`` -> ``P_10``, as ``jaxrank evaluate`` prints it); other names as given."""
+  if not isinstance(name, str) or not (
+      name in _trec.MEASURES or not (is_name(name) or is_jaxrank_name(name))):
+    return name
+  try:
+    printed = [n for r in _trec.parse_measures([name]) for n in r.names()]
+  except ValueError:
+    return name
+  return printed[0] if len(printed) == 1 else name
 
 
 def _pvalue_text(p: float) -> str:
@@ -276,6 +325,15 @@ _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"
 
 def _latex_escape(text: str) -> str:
   return "".join(_LATEX.get(c, c) for c in text)
+
+
+LATEX_LABEL = "tab:comparison"  # the \\label of the LaTeX table (the pairs': -pairs appended)
+
+
+def _latex_table(tabular: str, caption: str, label: str) -> str:
+  return ("\\begin{table}[ht]\n\\centering\n"
+          f"\\caption{{{_latex_escape(caption)}}}\n\\label{{{label}}}\n"
+          f"{tabular}\\end{{table}}\n")
 
 
 def _render(header: list[str], rows: list[list[str]], fmt: str, *, numeric_from: int) -> str:
@@ -365,7 +423,12 @@ def compare(per_query: Mapping[str, Mapping[str, Any]], *, test: str = "t",
   settings = _settings(test=test, pairs=pairs, correction=correction, alpha=alpha,
                        alternative=alternative, confidence=confidence, ci=ci)
   by_measure = _per_measure(per_query)
-  aligned = {m: stats.align(v, missing=missing) for m, v in by_measure.items()}
+  aligned = {}
+  for m, v in by_measure.items():
+    try:
+      aligned[m] = stats.align(v, missing=missing)
+    except (ValueError, TypeError) as e:
+      raise type(e)(f"measure {m!r}, {e}" if str(e).startswith("system ") else str(e)) from None
   queries = next(iter(aligned.values())).queries
   for m, a in aligned.items():
     if a.queries != queries:
@@ -416,7 +479,8 @@ def compare_runs(runs: Mapping[str, Any], qrels: Any,
       columns (``user_id``, ``item_id``, ``score``).
     qrels: ``{qid: {docid: grade}}``, a :class:`jaxrank.io.Qrels`, or a DataFrame
       (``user_id``, ``item_id``, ``target``).
-    measures: jaxrank or trec_eval names, as :func:`jaxrank.numpy.evaluate_run`.
+    measures: jaxrank or trec_eval names, as :func:`jaxrank.numpy.evaluate_run`; trec_eval's
+      measures are named as trec_eval prints them (``P.10`` -> ``P_10``).
     missing: ``"zero"`` evaluates every qrels query, 0 where a run has none (trec_eval
       ``-c``); ``"error"`` (default) raises when the runs do not answer the same queries;
       ``"intersect"`` keeps the queries every run answers.
@@ -433,9 +497,6 @@ def compare_runs(runs: Mapping[str, Any], qrels: Any,
     >>> r.means.round(4).tolist()
     [[0.8333], [1.0]]
   """
-  from jaxrank import io  # the TREC machinery is imported on demand, not by `import jaxrank`
-  from jaxrank import numpy as jrn
-
   _checks.check_choice("missing", missing, stats.MISSING)
   _settings(**{k: v for k, v in options.items() if k in _settings.__kwdefaults__})
   if not isinstance(runs, Mapping) or len(runs) < 2:
@@ -457,7 +518,7 @@ def compare_runs(runs: Mapping[str, Any], qrels: Any,
       if not isinstance(v, Mapping):
         raise ValueError(f"measure {m!r} has no per-query values (a run summary such as "
                          "num_q); compare per-query measures")
-    per_query[str(name)] = result
+    per_query[str(name)] = {_printed_name(m): v for m, v in result.items()}  # P.10 -> P_10
   return compare(per_query, missing=missing, **options)
 
 
@@ -581,100 +642,3 @@ def plot_summary(report: Report, path: str | os.PathLike | None = None, *,
 
 # ----------------------------------------------------------------------------------------------
 # The command line: `jaxrank compare`.
-
-
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-  """Registers ``jaxrank compare`` on the ``jaxrank`` command's subparsers."""
-  from jaxrank._trec import table as _trec
-  p = subparsers.add_parser(
-      "compare", help="compare runs on the same queries, with significance tests",
-      description="Evaluate several runs against one qrels file and compare them: one row per "
-      "run, one column per measure (the mean over queries), with a letter for each run it is "
-      "significantly better than. The first run is the baseline.")
-  p.add_argument("qrels", help="qrels file (qid iter docid rel)")
-  p.add_argument("runs", nargs="+", metavar="RUN", help="run files (at least two)")
-  p.add_argument("-m", "--measure", action="append", metavar="MEASURE",
-                 help="measure(s), trec_eval or jaxrank names, e.g. map, P_10, ndcg_cut_10, "
-                 f"ndcg@10 (default: {' '.join(DEFAULT_MEASURES)})")
-  p.add_argument("--names", metavar="A,B,...",
-                 help="run names (default: the file names without extension)")
-  p.add_argument("--test", choices=stats.TESTS, default="t",
-                 help="t (paired t-test, default), wilcoxon, sign, randomization (Fisher's), "
-                 "bootstrap, tukey (Tukey's HSD)")
-  p.add_argument("--correction", choices=stats.CORRECTIONS,
-                 help="multiple-comparison correction over the pairs of each measure "
-                 "(default: holm; none for tukey)")
-  p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
-  p.add_argument("--pairs", choices=("baseline", "all"), default="baseline",
-                 help="compare every run with the first (default) or all pairs")
-  p.add_argument("--alternative", choices=stats.ALTERNATIVES, default="two-sided",
-                 help="two-sided (default), greater or less (a run against its reference)")
-  p.add_argument("--p-values", action="store_true",
-                 help="add the table of pairs: differences, intervals, Cohen's d, p-values")
-  p.add_argument("--format", choices=FORMATS, default="table", help="output format (table)")
-  p.add_argument("--digits", type=int, default=4, help="decimals of the means (4)")
-  p.add_argument("--ci", choices=stats.CI_METHODS, default="t",
-                 help="confidence intervals: t (default), percentile or bca bootstrap")
-  p.add_argument("--confidence", type=float, default=0.95, help="interval level (0.95)")
-  p.add_argument("--n-resamples", type=int, default=10_000, metavar="N",
-                 help="randomization/bootstrap resamples (10000)")
-  p.add_argument("--seed", type=int, default=0, help="random seed of the resampling (0)")
-  p.add_argument("--missing", choices=stats.MISSING, default="error",
-                 help="queries some runs lack: error (default), zero (as trec_eval -c), "
-                 "intersect")
-  p.add_argument("-c", "--complete", action="store_true", help="same as --missing zero")
-  p.add_argument("-M", "--max-docs", type=int, metavar="N",
-                 help="keep the top N documents of each query")
-  p.add_argument("-l", "--level", type=int, default=1, metavar="N",
-                 help="relevant means rel >= N (default 1)")
-  p.add_argument("--ties", choices=_trec.TIES, default="trec",
-                 help="tie order (default trec: doc id descending)")
-  p.add_argument("--float32", action="store_true", help="compare scores as float32")
-  p.add_argument("--plot", metavar="FILE.png",
-                 help="also draw the means with intervals and the per-query differences "
-                 "against the first run (needs matplotlib)")
-  return p
-
-
-def _run_names(paths: list[str], names: str | None) -> list[str]:
-  if names is not None:
-    out = [n.strip() for n in names.split(",")]
-    if len(out) != len(paths) or not all(out):
-      raise ValueError(f"--names must give {len(paths)} non-empty names, got {names!r}")
-  else:
-    out = [os.path.splitext(os.path.basename(p))[0] or os.path.basename(p) for p in paths]
-    if len(set(out)) < len(out):
-      out = list(paths)
-  if len(set(out)) < len(out):
-    raise ValueError(f"run names must differ, got {out}" + ("" if names else "; give --names"))
-  return out
-
-
-def command(args: argparse.Namespace) -> str:
-  """Runs ``jaxrank compare`` and returns the output text (writes ``--plot`` if asked)."""
-  if len(args.runs) < 2:
-    raise ValueError(f"give at least two runs to compare, got {len(args.runs)}")
-  from jaxrank import cli, io
-
-  cli.check_cut_and_level(args)
-  missing = "zero" if args.complete else args.missing
-  if args.complete and args.missing not in ("error", "zero"):
-    raise ValueError(f"-c means --missing zero; it contradicts --missing {args.missing}")
-  names = _run_names(args.runs, args.names)
-  qrels = io.read_qrels(args.qrels)
-  runs = {name: io.read_run(path) for name, path in zip(names, args.runs)}
-  report = compare_runs(runs, qrels, args.measure or list(DEFAULT_MEASURES), missing=missing,
-                        ties=args.ties, float32=args.float32, max_docs=args.max_docs,
-                        threshold=args.level, test=args.test, pairs=args.pairs,
-                        correction=args.correction, alpha=args.alpha,
-                        alternative=args.alternative, confidence=args.confidence, ci=args.ci,
-                        key=args.seed, n_resamples=args.n_resamples)
-  text = report.to_string(args.format, pvalues=args.p_values, digits=args.digits)
-  if args.plot:
-    try:
-      import matplotlib
-    except ImportError:
-      raise ValueError("--plot needs matplotlib: pip install 'jaxrank[plot]'") from None
-    matplotlib.use("Agg")  # a file, never a window
-    plot_summary(report, args.plot)
-  return text

@@ -10,7 +10,9 @@ the concatenated batches under every empty-list policy:
 
 * ``empty="zero"``: every list counts; ``"nan"``: every list counts and one empty list makes the
   mean NaN (NaN propagates through the sums); ``"skip"``: only lists with a value count (the lists
-  ``evaluate`` marks NaN are left out of both the sum and the count, as ``jaxrank.mean`` does).
+  ``evaluate`` marks NaN are left out of both the sum and the count, as ``jaxrank.mean`` does),
+  except a list with more relevant items than ``max_relevant``: it makes the mean NaN under
+  every policy, never a plausible mean without it.
 
 The state is an immutable pytree (its arrays are the leaves; the metric names and options are
 static), so it is a ``jit`` argument and result, a ``lax.scan`` carry and a ``donate_argnums``
@@ -114,8 +116,9 @@ class MetricState:
     """An empty state for ``metrics`` (names as in :func:`jaxrank.evaluate`) and options.
 
     ``max_relevant`` bounds the relevant items per list of every batch given to :meth:`update`
-    under ``jit`` (see :func:`jaxrank.from_dense`; ``None``: read from concrete labels, or one
-    slot per item when traced). ``method`` is as in :func:`jaxrank.evaluate`.
+    under ``jit`` (see :func:`jaxrank.from_dense`; ``None``: read from concrete labels, or when
+    traced 64 slots while no list has more relevant items, else one slot per item, picked at
+    run time). ``method`` is as in :func:`jaxrank.evaluate`.
 
     Example:
       >>> import jaxrank
@@ -161,11 +164,15 @@ class MetricState:
       >>> s.values([[0.1, 0.2], [0.3, 0.1]], [[1, 0], [1, 0]])["mrr"].tolist()
       [0.5, 1.0]
     """
-    ranks = _evaluate.as_ranks(scores, labels, where=where, tie_key=tie_key,
-                               ties=self.options.ties, max_relevant=self.max_relevant,
-                               method=self.method)
-    out = _evaluate.compute_ranks(ranks, specs=self.specs, options=self.options)
-    return dict(zip(self.metrics, out))
+    return dict(zip(self.metrics, self._values(scores, labels, where, tie_key)[0]))
+
+  def _values(self, scores, labels, where, tie_key) -> tuple[tuple[jax.Array, ...], jax.Array]:
+    """The per-list values and the lists' overflow flags (``Ranks.overflow``), as
+    :func:`jaxrank.evaluate` computes them (cut at the largest cutoff, and under ``jit``
+    without ``max_relevant`` few slots when the lists allow: :data:`jaxrank._core.ranks.TRACED_SLOTS`)."""
+    return _evaluate.compute(scores, labels, self.specs, self.options, where=where,
+                             tie_key=tie_key, max_relevant=self.max_relevant, method=self.method,
+                             with_overflow=True)
 
   def update(self, scores: ArrayLike | Ranks, labels: ArrayLike | None = None, *,
              where: ArrayLike | None = None, tie_key: ArrayLike | None = None,
@@ -185,23 +192,26 @@ class MetricState:
       >>> s.count.tolist(), float(s.compute()["mrr"])
       ([1], 0.5)
     """
-    values = self.values(scores, labels, where=where, tie_key=tie_key)
-    lead = next(iter(values.values())).shape
+    values, overflow = self._values(scores, labels, where, tie_key)
+    lead = overflow.shape
     mask = None
     if list_mask is not None:
       mask = jnp.asarray(list_mask)
       if mask.dtype != jnp.bool_ or mask.shape != lead:
         raise ValueError(f"list_mask must be a bool array of the lists' shape {lead}, got "
                          f"{mask.dtype} of shape {mask.shape}")
-    return self._add_values(tuple(values.values()), mask)
+    return self._add_values(tuple(values), overflow, mask)
 
   @jax.jit
-  def _add_values(self, values: tuple[jax.Array, ...], mask: jax.Array | None) -> MetricState:
+  def _add_values(self, values: tuple[jax.Array, ...], overflow: jax.Array,
+                  mask: jax.Array | None) -> MetricState:
     sums, counts = [], []
     for v in values:
       keep = jnp.ones(v.shape, bool) if mask is None else mask
       if self.options.empty == "skip":
-        keep = keep & ~jnp.isnan(v)
+        # an overflowed list (NaN, more relevant items than max_relevant) is not an empty one:
+        # it stays in the sum, which makes the mean NaN
+        keep = keep & (~jnp.isnan(v) | overflow)
       sums.append(jnp.sum(jnp.where(keep, v, 0.0), dtype=self.total.dtype))
       counts.append(jnp.sum(keep, dtype=jnp.int32))
     total, error = _add(self.total, self.error, jnp.stack(sums))

@@ -10,6 +10,7 @@ import pytest
 import jaxrank
 
 clu_metrics = pytest.importorskip("clu.metrics", reason="clu is in the [test] extra")
+clu_values = pytest.importorskip("clu.values", reason="clu is in the [test] extra")
 metrax = pytest.importorskip("metrax", reason="google-metrax is in the [test] extra")
 flax = pytest.importorskip("flax")
 
@@ -27,10 +28,11 @@ def batches(seed=0, steps=3, lists=6, n=10):
 
 
 def test_clu_collection_with_a_loss_average_under_jit():
-  Metrics = flax.struct.dataclass(type("Metrics", (clu_metrics.Collection,), {
+  # Several names: a Collection, subclassed to add the loss and a one-metric field.
+  Metrics = flax.struct.dataclass(type("Metrics", (
+      clu_metric(["map", "mrr"], scores="logits", empty="skip"),), {
       "__annotations__": {"loss": clu_metrics.Average.from_output("loss"),
-                          "ndcg": clu_metric("ndcg@5", scores="logits"),
-                          "both": clu_metric(["map", "mrr"], scores="logits", empty="skip")}}))
+                          "ndcg": clu_metric("ndcg@5", scores="logits")}}))
 
   @jax.jit
   def eval_step(metrics, logits, labels):
@@ -46,8 +48,49 @@ def test_clu_collection_with_a_loss_average_under_jit():
   want = jaxrank.evaluate(s_all, y_all, ["ndcg@5"], reduce="mean")
   assert float(out["ndcg"]) == pytest.approx(float(want["ndcg@5"]), abs=1e-6)
   skip = jaxrank.evaluate(s_all, y_all, ["map", "mrr"], empty="skip", reduce="mean")
-  assert {k: float(v) for k, v in out["both"].items()} == pytest.approx(
+  assert sorted(out) == ["loss", "map", "mrr", "ndcg"]  # one scalar per metric, none nested
+  assert {k: float(out[k]) for k in skip} == pytest.approx(
       {k: float(v) for k, v in skip.items()}, abs=1e-6)
+  values = m.compute_values()
+  assert sorted(values) == sorted(out)
+  assert all(isinstance(v, clu_values.Scalar) and np.ndim(v.value) == 0
+             for v in values.values())
+
+
+def test_clu_several_metrics_give_one_scalar_each():
+  """compute() was {"field": {name: value}}, and compute_values() one Scalar of that dict:
+  CLU's writers (write_scalars, write_values) take one scalar per name."""
+  Rank = clu_metric(["ndcg@3", "map", "recall@5"])
+  bs = batches(3)
+  m = Rank.empty()
+  for s, y in bs:
+    m = m.merge(Rank.single_from_model_output(scores=s, labels=y))
+  s_all, y_all = (jnp.concatenate(p) for p in zip(*bs))
+  want = jaxrank.evaluate(s_all, y_all, ["ndcg@3", "map", "recall@5"], reduce="mean")
+  out = m.compute()
+  assert list(out) == ["ndcg@3", "map", "recall@5"]
+  assert {k: float(v) for k, v in out.items()} == pytest.approx(
+      {k: float(v) for k, v in want.items()}, abs=1e-6)
+  values = m.compute_values()
+  assert list(values) == list(out)
+  assert all(isinstance(v, clu_values.Scalar) and float(v.value) == pytest.approx(float(out[k]))
+             for k, v in values.items())
+  # gathered over a device axis, as in pmap
+  stacked = jax.tree_util.tree_map(
+      lambda *x: jnp.stack(x), *[Rank.single_from_model_output(scores=s, labels=y)
+                                 for s, y in bs])
+  assert {k: float(v) for k, v in stacked.reduce().compute().items()} == pytest.approx(
+      {k: float(v) for k, v in want.items()}, abs=1e-6)
+  # nested as a field of another collection: a clear error, not an AttributeError
+  Outer = clu_metrics.Collection.create(rank=Rank)
+  with pytest.raises(TypeError, match=r"is a clu.metrics.Collection \(one scalar per metric\)"):
+    Outer.single_from_model_output(scores=bs[0][0], labels=bs[0][1])
+  # a field named like a metric would hide it
+  Clash = flax.struct.dataclass(type("Clash", (Rank,), {
+      "__annotations__": {"map": clu_metrics.Average.from_output("loss")}}))
+  c = Clash.single_from_model_output(scores=bs[0][0], labels=bs[0][1], loss=jnp.ones(3))
+  with pytest.raises(ValueError, match=r"field\(s\) \['map'\] have the name of a jaxrank"):
+    c.compute()
 
 
 def test_clu_gather_and_reduce_over_a_device_axis():

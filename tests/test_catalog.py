@@ -203,3 +203,84 @@ def test_metrics_reading_judgments_are_refused():
   for name in ("bpref", "infap", "judged@3", "Bpref"):
     with pytest.raises(ValueError, match="reads judged non-relevant items"):
       catalog.evaluate(q, it, [[0], [1]], [name])
+
+
+# Issue 22, item 4: integer embeddings were multiplied and summed in their own dtype (int8 dot
+# products wrapped around: exact [30000, 300, -30000, 15000] scored [48, 44, -48, -104]).
+
+
+@pytest.mark.parametrize("qt, it_", [(np.int8, np.int8), (np.uint8, np.uint8), (np.int8, np.uint8),
+                                     (np.int16, np.int16), (np.int32, np.int8)])
+def test_integer_embeddings_rank_by_their_exact_dot_products(qt, it_):
+  rng = np.random.default_rng(7)
+  lo = lambda t: max(np.iinfo(t).min, -128)  # noqa: E731 - int16/int32 values kept small enough
+  q = rng.integers(lo(qt), min(np.iinfo(qt).max, 127) + 1, (5, 4)).astype(qt)
+  it = rng.integers(lo(it_), min(np.iinfo(it_).max, 127) + 1, (11, 4)).astype(it_)
+  exact = q.astype(np.int64) @ it.astype(np.int64).T
+  assert np.abs(exact).max() > 127  # the embeddings' own dtype would wrap
+  rel = np.array([[0, 3], [1, -1], [2, 5], [4, 6], [10, 9]], np.int32)
+  ex = np.array([[7], [-1], [1], [2], [-1]], np.int32)
+  excluded = np.zeros(exact.shape, bool)
+  rows, cols = np.nonzero(ex >= 0)
+  excluded[rows, ex[rows, cols]] = True
+  scores = exact.astype(np.int32)
+  out = catalog.ranks(q, it, rel, exclude_ids=ex, top_k=3, item_block=4)
+  assert_same_ranks(out.ranks, jaxrank.from_sparse(scores, rel, where=~excluded))
+  np.testing.assert_array_equal(out.top_ids, jaxrank.top_k_ids(scores, 3, where=~excluded))
+  np.testing.assert_array_equal(out.top_scores, np.take_along_axis(scores, out.top_ids, axis=1))
+  assert out.top_scores.dtype == np.int32
+
+
+def test_issue_example_int8_mrr():
+  q = np.array([[100, 100, 100]], np.int8)
+  it = np.array([[100, 100, 100], [1, 1, 1], [-100, -100, -100], [50, 50, 50]], np.int8)
+  assert catalog.dot(jnp.asarray(q), jnp.asarray(it)).tolist() == [[30000, 300, -30000, 15000]]
+  out = catalog.evaluate(q, it, [[0]], ["mrr"], top_k=2)
+  assert float(out.metrics["mrr"][0]) == 1.0  # was 0.25
+  assert out.top_ids.tolist() == [[0, 3]]
+
+
+def test_integer_embeddings_that_could_wrap_are_refused():
+  rel = [[0], [1]]
+  big = np.full((2, 3), 2**20, np.int32)
+  with pytest.raises(ValueError, match=r"dot products can reach 3\.29853e\+12, beyond int32"):
+    catalog.evaluate(big, big, rel, ["mrr"])
+  # traced embeddings whose dtypes do not bound the sums: refused, naming the way out
+  small = np.ones((2, 3), np.int32)
+  with pytest.raises(TypeError, match="under tracing .* cast them to a float dtype"):
+    jax.jit(lambda u: catalog.evaluate(u, small, rel, ["mrr"]).metrics)(small)
+  # dtypes that bound them (int8: 128 * 128 * d) are fine traced; small int32 values eagerly
+  got = jax.jit(lambda u: catalog.evaluate(u, small.astype(np.int8), rel, ["mrr"]).metrics)(
+      small.astype(np.int8))
+  np.testing.assert_array_equal(got["mrr"], catalog.evaluate(small, small, rel, ["mrr"])
+                                .metrics["mrr"])
+
+
+# Issue 22, item 6: a score_fn of the wrong shape raised JAX-internal broadcasting errors.
+
+WRONG_SHAPES = {
+    "transposed": lambda a, b: (a @ b.T).T,
+    "1-d": lambda a, b: (a @ b.T)[0],
+    "scalar": lambda a, b: jnp.sum(a @ b.T),
+    "one item more": lambda a, b: jnp.pad(a @ b.T, ((0, 0), (0, 1))),
+}
+
+
+@pytest.mark.parametrize("name", WRONG_SHAPES)
+@pytest.mark.parametrize("users", [3, 5])  # 5 users x 5 items: a square tile
+def test_score_fn_of_another_shape_is_named(name, users):
+  q = np.ones((users, 2), np.float32)
+  it = np.arange(10, dtype=np.float32).reshape(5, 2)
+  rel = np.zeros((users, 1), np.int32)
+  with pytest.raises(ValueError, match=r"score_fn must return scores of shape \[users, items\]"):
+    catalog.evaluate(q, it, rel, ["mrr"], score_fn=WRONG_SHAPES[name])
+
+
+def test_score_fn_of_another_kind_is_refused():
+  q, it, rel = np.ones((3, 2), np.float32), np.ones((5, 2), np.float32), [[0], [1], [2]]
+  for fn in (lambda a, b: (a @ b.T).astype(jnp.complex64), lambda a, b: a @ b.T > 0):
+    with pytest.raises(TypeError, match="score_fn must return real scores of a float or integer "
+                                        "dtype, got (complex64|bool)"):
+      catalog.evaluate(q, it, rel, ["mrr"], score_fn=fn)
+  with pytest.raises(TypeError, match=r"score_fn must return one array of scores \[users, "):
+    catalog.evaluate(q, it, rel, ["mrr"], score_fn=lambda a, b: (a @ b.T, a))

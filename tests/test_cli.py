@@ -198,6 +198,40 @@ def test_console_entry_point_runs_without_traceback(tmp_path):
   assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
 
 
+def _installed_version():
+  """The version pip recorded (pyproject.toml reads it from jaxrank/_version.py)."""
+  import importlib.metadata
+  return importlib.metadata.version("jaxrank")
+
+
+def test_version(capsys):
+  import jaxrank
+  with pytest.raises(SystemExit) as e:
+    cli.main(["--version"])
+  assert e.value.code == 0
+  assert capsys.readouterr().out == f"jaxrank {jaxrank.__version__}\n"
+  assert jaxrank.__version__ == _installed_version() == cli.version()
+
+
+@pytest.mark.parametrize("start", [["-m", "jaxrank"], ["-m", "jaxrank.cli"]])
+def test_python_m_jaxrank_is_the_command(start):
+  """`python -m jaxrank` as every CLI has it (it was `No module named jaxrank.__main__`)."""
+  env = {**__import__("os").environ, "JAXRANK_CACHE": "off"}
+  done = subprocess.run([sys.executable, *start, "--version"], capture_output=True, text=True,
+                        env=env, timeout=120)
+  assert done.returncode == 0 and done.stdout == f"jaxrank {_installed_version()}\n"
+  done = subprocess.run([sys.executable, *start, "evaluate", "--example", "-m", "num_q"],
+                        capture_output=True, text=True, env=env, timeout=120)
+  assert done.returncode == 0 and done.stderr == ""
+  assert done.stdout == "num_q                 \tall\t5\n"
+  # ... with the command's own handling (Ctrl-C, closed streams), not a plain import's
+  probe = (f"import sys; sys.orig_argv = [sys.executable, '-m', {start[1]!r}]; "
+           "from jaxrank import cli; print(cli.is_command())")
+  done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                        timeout=120)
+  assert done.stdout == "True\n"
+
+
 class FakeTTY(stdio.StringIO):
   def isatty(self):
     return True

@@ -11,6 +11,7 @@ import pytest
 
 from jaxrank import io
 from jaxrank import numpy as jrn
+from jaxrank.io._judged import Judged, NeedsFullRead, iter_dict_chunks
 
 MEASURES = ["map", "ndcg_cut_10", "recip_rank", "P_5", "recall_10", "bpref", "Rprec",
             "num_rel_ret", "num_ret", "gm_map", "num_q", "runid", "iprec_at_recall_0.50",
@@ -79,7 +80,7 @@ def test_only_judged_or_tied_documents_are_coded(seed):
   judged = set(q.docid_vocab.tolist())
   qrels_order = {v: i for i, v in enumerate(q.docid_vocab.tolist())}
   seen = []
-  for chunk in io.iter_dict_chunks(run, max_rows=17, qrels=q):
+  for chunk in iter_dict_chunks(run, max_rows=17, qrels=q):
     vocab = chunk.docid_vocab.tolist()
     assert vocab[-1] == ""  # the uncoded documents' id
     assert len(set(vocab)) == len(vocab)  # one code per document
@@ -104,7 +105,7 @@ def test_only_judged_or_tied_documents_are_coded(seed):
 
 def test_plain_chunks_code_every_document():
   run, _ = random_dicts(3)
-  chunks = list(io.iter_dict_chunks(run, max_rows=17))
+  chunks = list(iter_dict_chunks(run, max_rows=17))
   assert sum(len(c) for c in chunks) == sum(map(len, run.values()))
   for c in chunks:
     qids, docs = c.qid_vocab.tolist(), c.docid_vocab.tolist()
@@ -114,16 +115,16 @@ def test_plain_chunks_code_every_document():
 def test_what_the_judged_coding_cannot_settle_is_coded_in_full(monkeypatch):
   run, qrels = random_dicts(5)
   qrels["q1"] = {"": 1, **qrels.get("q1", {})}  # an empty id in the qrels: no uncoded id then
-  with pytest.raises(io.NeedsFullRead):
-    next(io.iter_dict_chunks(run, qrels=io.as_qrels(qrels)))
+  with pytest.raises(NeedsFullRead):
+    next(iter_dict_chunks(run, qrels=io.as_qrels(qrels)))
   assert_same(*both(monkeypatch, run, qrels, MEASURES))
 
   def collide(*args):
-    raise io.NeedsFullRead("a document id's hash equals a judged one's")
+    raise NeedsFullRead("a document id's hash equals a judged one's")
 
   run, qrels = random_dicts(6)
   whole, _ = both(monkeypatch, run, qrels, MEASURES)
-  monkeypatch.setattr(io._Judged, "rows_of", collide)
+  monkeypatch.setattr(Judged, "rows_of", collide)
   assert_same(whole, jrn.evaluate_run(run, qrels, MEASURES))
 
 
@@ -163,4 +164,4 @@ def test_bad_doc_ids_and_max_rows(monkeypatch):
     jrn.evaluate_run(run, qrels, ["map"])
   for bad in (0, -1, 1.5, True):
     with pytest.raises(ValueError, match="max_rows must be a positive int"):
-      next(io.iter_dict_chunks(run, max_rows=bad))
+      next(iter_dict_chunks(run, max_rows=bad))

@@ -19,6 +19,7 @@ that cannot run is fenced "```python no-run" and counted in ``NO_RUN`` below.
 from __future__ import annotations
 
 import ast
+import collections
 import contextlib
 import io
 import re
@@ -294,6 +295,33 @@ def test_shipped_data_keeps_its_notices():
   groups = (ROOT / "examples/ltr_flax/data/rank.test.query").read_text().split()
   rows = (ROOT / "examples/ltr_flax/data/rank.test").read_text().splitlines()
   assert sum(map(int, groups)) == len(rows) == 768
+
+
+def test_trec_eval_data_readme_counts_what_the_files_hold():
+  """tests/data/trec_eval/README.md's counts of queries, judgments and run lines are the files'."""
+  folder = ROOT / "tests" / "data" / "trec_eval"
+  readme = (folder / "README.md").read_text()
+
+  def rows(name):
+    return [line.split() for line in (folder / name).read_text().splitlines() if line.strip()]
+
+  def queries(rows):  # {qid: rows}, in order of first appearance
+    return collections.Counter(r[0] for r in rows)
+
+  qrels, run = rows("qrels.comment.test"), rows("results.comment.test")
+  per_query = set(queries(run).values())
+  judged = queries(qrels)
+  judged_in_run = sum(1 for r in run if r[0] in judged)
+  assert per_query == {100} and all("#" in r[2] for r in qrels + run)
+  assert (f"graded judgments (0–{max(int(r[3]) for r in qrels)}) of {len(queries(qrels))} queries "
+          f"({len(qrels):,} judgments), and a run of {len(queries(run))} queries × 100 segments "
+          f"({len(run):,} lines), of which trec_eval evaluates the {len(queries(qrels))} judged "
+          f"queries ({judged_in_run:,} retrieved segments)") in readme
+  qrels = rows("qrels.test")
+  counts = list(queries(qrels).values())
+  assert (f"binary judgments of 3 queries (301, 302, 303): {counts[0]:,}, {counts[1]:,} and "
+          f"{counts[2]:,} judged docs ({len(qrels):,} judgments, "
+          f"{sum(int(r[3]) > 0 for r in qrels)} relevant)") in readme
 
 
 def test_ltr_example_without_its_data_prints_one_line(tmp_path):

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jaxrank import io
+from jaxrank.io import _bytes, _files, _ids, _judged, _reader, _split
 
 
 def reference_read_run(text):
@@ -193,8 +194,10 @@ def test_legacy_constructors_take_columns_of_ids():
   assert run.to_dict() == {"q": {"d\u00e0": 0.5, "e": 0.25}} and run.tag == "tag"
   qrels = io.Qrels(qid=["q"], docid=[b"d"], rel=[2])
   assert qrels.to_dict() == {"q": {"d": 2}}
-  with pytest.raises(ValueError, match="not valid UTF-8"):
-    io.Run([b"\xff"], ["d"], [1.0])
+  latin1 = io.Run([b"\xff"], ["d"], [1.0])  # ids are bytes: not UTF-8 is data too
+  assert latin1.qid.tolist() == [b"\xff"] and latin1.qid_vocab.tolist() == ["\udcff"]
+  with pytest.raises(ValueError, match="contains a NUL"):
+    io.Run([b"a\x00"], ["d"], [1.0])
   with pytest.raises(ValueError, match="one length"):
     io.Run(["q"], ["d", "e"], [1.0])
   with pytest.raises(AttributeError, match="immutable"):
@@ -226,7 +229,7 @@ def test_ids_factorize_index_and_sort_like_python(a, b):
 def test_many_blocks_read_like_one(monkeypatch, block, threaded):
   """Lines cross block boundaries; ids repeat across blocks; long ids; CRLF split by a block;
   blocks split in a second thread (large inputs) or in the caller's."""
-  monkeypatch.setattr(io, "_PIPELINE", 0 if threaded else 1 << 62)
+  monkeypatch.setattr(_reader, "_PIPELINE", 0 if threaded else 1 << 62)
   rng = np.random.default_rng(block)
   lines = []
   for i in range(600):
@@ -236,7 +239,7 @@ def test_many_blocks_read_like_one(monkeypatch, block, threaded):
     lines.append(f"{q} Q0 {d} {i} {rng.normal():.6f} t{i % 5}{end}")
   text = "".join(lines).encode()
   whole = io.read_run(text)
-  monkeypatch.setattr(io, "_BLOCK", block)
+  monkeypatch.setattr(_files, "BLOCK", block)
   blocks = io.read_run(text)
   assert _rows(blocks) == _rows(whole) and blocks.tag == whole.tag
   assert blocks.docid_vocab.tolist() == whole.docid_vocab.tolist()
@@ -250,8 +253,8 @@ def test_reading_thread_reports_errors_in_order_and_stops(monkeypatch, where):
   after every earlier block was read; the thread is gone once the error is raised (also when
   the caller abandons the chunks half way)."""
   import threading
-  monkeypatch.setattr(io, "_PIPELINE", 0)
-  monkeypatch.setattr(io, "_BLOCK", 64)
+  monkeypatch.setattr(_reader, "_PIPELINE", 0)
+  monkeypatch.setattr(_files, "BLOCK", 64)
   lines = [f"q{i // 10} Q0 d{i} {i} {i / 7:.4f} t\n" for i in range(300)]
   bad = {"first": 0, "late": 200, "last": 299}[where]
   lines[bad] = f"q{bad // 10} Q0 d{bad} {bad} x t\n"
@@ -268,16 +271,17 @@ def test_reading_thread_reports_errors_in_order_and_stops(monkeypatch, where):
 
 def test_hash_collisions_cost_time_not_correctness(monkeypatch):
   """Every id longer than 8 bytes gets one hash: the byte check notices, the dict takes over."""
-  real = io._hash_ids
-  monkeypatch.setattr(io, "_hash_ids", lambda win, s, n: np.where(n > 8, np.uint64(7),
-                                                                  real(win, s, n)))
+  real = _bytes.hash_ids
+  for module in (_ids, _judged, _split):  # every module that hashes ids
+    monkeypatch.setattr(module, "hash_ids", lambda win, s, n: np.where(n > 8, np.uint64(7),
+                                                                       real(win, s, n)))
   ids = [f"long-document-{i % 37}" for i in range(500)] + ["short", "long-document-0"]
   text = "".join(f"q{i % 3}-long-query Q0 {d} {i} 1 t\n" for i, d in enumerate(ids)).encode()
   run = io.read_run(text)
   assert run.docid_vocab.tolist() == list(dict.fromkeys(ids))
   assert [run.docid_vocab[c] for c in run.docid_codes] == ids
   assert run.qid_vocab.tolist() == ["q0-long-query", "q1-long-query", "q2-long-query"]
-  monkeypatch.setattr(io, "_BLOCK", 64)  # and when the collision shows in a later block
+  monkeypatch.setattr(_files, "BLOCK", 64)  # and when the collision shows in a later block
   assert _rows(io.read_run(text)) == _rows(run)
 
 
@@ -310,7 +314,7 @@ def _run_text(queries, docs, seed=0):
 @pytest.mark.parametrize("max_lines", [1, 3, 10, 1000])
 @pytest.mark.parametrize("block", [64, 1 << 20])
 def test_chunks_hold_whole_queries_and_add_up_to_the_run(monkeypatch, max_lines, block):
-  monkeypatch.setattr(io, "_BLOCK", block)
+  monkeypatch.setattr(_files, "BLOCK", block)
   text = b"# header\n" + _run_text(9, [1, 5, 2, 13])
   whole = io.read_run(text)
   chunks = list(io.iter_run_chunks(text, max_lines=max_lines))

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from jaxrank import cli, io
+from jaxrank.io import _files, _judged, _reader
+from jaxrank.io._chunks import iter_judged_run_chunks
 
 LONG = "clueweb09-en0000-00-"  # long ids sharing a 20-byte prefix: ties ordered on later bytes
 
@@ -46,8 +48,8 @@ def random_files(tmp_path, seed: int, queries: int = 40, levels: int = 12):
 @pytest.fixture
 def small_blocks(monkeypatch):
   """Blocks of a few hundred bytes, split in the reading thread: queries cross blocks."""
-  monkeypatch.setattr(io, "_BLOCK", 256)
-  monkeypatch.setattr(io, "_PIPELINE", 0)
+  monkeypatch.setattr(_files, "BLOCK", 256)
+  monkeypatch.setattr(_reader, "_PIPELINE", 0)
   monkeypatch.setattr(cli, "AUTO_CHUNK_BYTES", 1)
 
 
@@ -93,14 +95,14 @@ def test_judged_chunks_print_what_the_whole_run_prints(tmp_path, capsys, monkeyp
 
 
 def test_uncoded_documents_are_unjudged_and_tie_with_nothing(tmp_path, monkeypatch):
-  monkeypatch.setattr(io, "_BLOCK", 4096)  # queries cross blocks; most lines not a block's last
+  monkeypatch.setattr(_files, "BLOCK", 4096)  # queries cross blocks; most lines not a block's last
   qrels_path, run_path = random_files(tmp_path, 7, levels=200)
   qrels, full = io.read_qrels(qrels_path), io.read_run(run_path)
   judged = set(qrels.docid_vocab.tolist())
   qrels_order = {v: i for i, v in enumerate(qrels.docid_vocab.tolist())}
   rows = 0
   uncoded_rows = 0
-  for chunk in io.iter_judged_run_chunks(run_path, qrels, max_lines=50):
+  for chunk in iter_judged_run_chunks(run_path, qrels, max_lines=50):
     vocab = chunk.docid_vocab.tolist()
     assert vocab[-1] == "" and "" not in vocab[:-1]
     assert len(set(vocab)) == len(vocab)  # one code per document
@@ -134,8 +136,8 @@ def test_what_the_judged_reader_leaves_to_the_full_readers(tmp_path, capsys, mon
       "a query's lines apart": b"a Q0 x 1 3 t\nb Q0 y 1 1 t\na Q0 w 2 2 t\n",
   }
   for what, text in cases.items():
-    with pytest.raises(io.NeedsFullRead):
-      list(io.iter_judged_run_chunks(text, qrels, max_lines=1000))
+    with pytest.raises(_judged.NeedsFullRead):
+      list(iter_judged_run_chunks(text, qrels, max_lines=1000))
     (tmp_path / "run").write_bytes(text)
     args = ["-q", tmp_path / "qrels", tmp_path / "run"]
     readers.clear()
@@ -154,6 +156,6 @@ def test_repeated_keys_are_always_flagged_and_few_others():
   for n in (1, 10, 24_000):
     keys = rng.integers(0, 2**63, size=n, dtype=np.int64).astype(np.uint64)
     again = rng.integers(0, n, size=max(1, n // 100))
-    flagged = io._repeated(np.concatenate([keys, keys[again]]))
+    flagged = _judged._repeated(np.concatenate([keys, keys[again]]))
     assert flagged[again].all() and flagged[n:].all()
     assert flagged[:n].mean() < 0.05 + again.size / n * 2

@@ -32,7 +32,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "jaxrank"
 
 RANKS = {
-    "jaxrank.io": 0,
+    "jaxrank._version": 0, "jaxrank.io": 0,
     "jaxrank._core": 1,
     "jaxrank._soft": 2, "jaxrank._host": 2,
     "jaxrank._trec": 3,
@@ -45,16 +45,16 @@ RANKS = {
 }
 
 # Imports inside functions: (importing module, imported module) -> why it is not at the top.
-_COMMAND = ("start-up time: `jaxrank` imports only the standard library until main() has set "
-            "its Ctrl-C handler (exit_on_interrupt); this pulls in NumPy and JAX")
+_START = ("start-up: the command imports only the standard library until it has parsed its "
+          "arguments and installed its Ctrl-C handler (exit_on_interrupt)")
 LOCAL = {
-    ("jaxrank.cli", "jaxrank.compare"): _COMMAND,
-    ("jaxrank.cli", "jaxrank._trec.table"): _COMMAND,
-    ("jaxrank.cli", "jaxrank._trec.plan"): _COMMAND,
-    ("jaxrank.cli", "jaxrank._host.executables"): _COMMAND,
-    ("jaxrank.cli", "jaxrank.io"): _COMMAND,
-    ("jaxrank.state", "jaxrank.numpy"): "start-up time: only HostMetricState needs the NumPy "
-                                        "face, which loads io and the TREC path",
+    ("jaxrank.cli", "jaxrank._host.executables"): _START,
+    ("jaxrank.cli", "jaxrank._trec.plan"): _START,
+    ("jaxrank.cli", "jaxrank._trec.table"): _START,
+    ("jaxrank.cli", "jaxrank.cli._compare"): _START,
+    ("jaxrank.cli", "jaxrank.io"): _START,
+    ("jaxrank.state", "jaxrank.numpy"): "HostMetricState only: `jaxrank.MetricState` loads no "
+                                        "NumPy face, TREC layer or io",
 }
 
 

@@ -216,6 +216,58 @@ def test_closed_stdout_is_one_line():
   assert done.stderr == "jaxrank: error: cannot write the output to stdout: Broken pipe\n"
 
 
+def _with_closed(fds, command):
+  """``command`` started by the shell with the descriptors ``fds`` closed (``<&-``, ``>&-``,
+  ``2>&-``); no preexec_fn, whose fork JAX's threads make unsafe."""
+  closing = " ".join({0: "<&-", 1: ">&-", 2: "2>&-"}[fd] for fd in fds)
+  return ["/bin/sh", "-c", f'exec "$@" {closing}', "sh", *command]
+
+
+CLOSED_STDOUT = "jaxrank: error: cannot write the output to stdout: it is closed\n"
+
+
+@pytest.mark.skipif(not os.path.exists("/bin/sh"), reason="needs a POSIX shell")
+@pytest.mark.parametrize("closed, args, code, err", [
+    # `jaxrank ... >&-`: one line, exit 1, before any work (was: a traceback, AttributeError)
+    ((1,), ["evaluate", "--example", "-m", "map"], 1, CLOSED_STDOUT),
+    ((1,), ["evaluate", "--example", "-m", "map", "--format", "json"], 1, CLOSED_STDOUT),
+    ((1,), ["compare", "{Q}", "{R}", "{R2}", "-m", "map"], 1, CLOSED_STDOUT),
+    # `<&-` with a `-` to read: one line naming the argument (was: internal error, exit 70)
+    ((0,), ["evaluate", "-m", "map", "{Q}", "-"], 1,
+     "jaxrank: error: RUN is '-' (standard input), but standard input is closed (`<&-`)\n"),
+    ((0,), ["evaluate", "-m", "map", "--chunk-lines", "2", "{Q}", "-"], 1,
+     "jaxrank: error: RUN is '-' (standard input), but standard input is closed (`<&-`)\n"),
+    ((0,), ["evaluate", "-m", "map", "-", "{R}"], 1,
+     "jaxrank: error: QRELS is '-' (standard input), but standard input is closed (`<&-`)\n"),
+    ((0,), ["compare", "{Q}", "-", "{R2}", "-m", "map"], 1,
+     "jaxrank: error: RUN 1 is '-' (standard input), but standard input is closed (`<&-`)\n"),
+    ((0, 1), ["evaluate", "-m", "map", "{Q}", "-"], 1, CLOSED_STDOUT),
+    # a closed stream the command does not need changes nothing
+    ((0,), ["evaluate", "-m", "map", "{Q}", "{R}"], 0, ""),
+    ((2,), ["evaluate", "-m", "map", "{Q}", "{R}"], 0, None),
+    ((2,), ["evaluate", "-m", "nope", "{Q}", "{R}"], 1, None),  # the error has nowhere to go
+    ((2,), ["evaluate", "-m", "all_trec", "{Q}", "{R}"], 0, None),  # nor the note
+    ((1,), ["--version"], 0, "jaxrank {version}\n"),  # argparse writes it on stderr
+])
+def test_closed_standard_streams(files, closed, args, code, err):
+  """Started with stdin, stdout or stderr closed (`<&-`, `>&-`, `2>&-`)."""
+  import jaxrank
+  qrels, run = files
+  run2 = run.parent / "run2"
+  run2.write_text(RUN.replace("0.5", "0.6"))
+  args = [a.format(Q=qrels, R=run, R2=run2) for a in args]
+  done = subprocess.run(_with_closed(closed, [*COMMAND, *args]), stdin=subprocess.DEVNULL,
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+                        timeout=120)
+  assert done.returncode == code, done.stderr
+  if 2 not in closed:
+    assert done.stderr == err.format(version=jaxrank.__version__)
+  if 1 not in closed and "all_trec" in args:
+    assert "map                   \tall\t0.9167\n" in done.stdout
+  elif 1 not in closed:
+    assert done.stdout == ("" if code else "map                   \tall\t0.9167\n")
+
+
 @pytest.fixture(scope="module")
 def big_files(tmp_path_factory):
   """"many": 300 queries x 1,000 documents (`-m all_trec` takes 5-15 s, most of it compiling);

@@ -125,6 +125,36 @@ def test_too_few_relevant_slots_give_nan_not_a_wrong_mean():
 
 
 @pytest.mark.parametrize("empty", POLICIES)
+def test_too_few_relevant_slots_give_nan_under_every_policy(empty):
+  """Issue 22, item 4: with "skip" the overflowed list was dropped as an empty one (map 0.5 over
+  the other list, where the true mean is 0.75)."""
+  state = MetricState.init(["map", "mrr", "recall@3"], max_relevant=1, empty=empty)
+  out = jax.jit(lambda st, a, b: st.update(a, b))(
+      state, jnp.array([[.9, .8, .1], [.2, .7, .1]]), jnp.array([[1, 1, 1], [1, 0, 0]]))
+  assert all(math.isnan(float(v)) for v in out.compute().values())
+  assert out.count.tolist() == [2, 2, 2]
+
+
+def test_jit_without_max_relevant_is_exact_on_both_sides_of_the_few_slots():
+  """Traced labels without max_relevant: 64 slots while no list has more relevant items (about
+  10x faster at 1,000 x 1,000 than one slot per item), else one slot per item; both exact."""
+  from jaxrank._core import ranks as _ranks
+  rng = np.random.default_rng(11)
+  n = 2 * _ranks.TRACED_SLOTS + 1
+  s = rng.integers(0, 40, (3, n)).astype(np.float32)  # ties
+  few = (rng.random((3, n)) < 0.2) * rng.integers(1, 3, (3, n))
+  many = few.copy()
+  many[1, : _ranks.TRACED_SLOTS + 1] = 1  # one list over the few slots
+  step = jax.jit(lambda st, s, y: st.update(s, y))
+  names = ["ndcg@10", "map", "mrr", "rprec"]
+  state = MetricState.init(names, empty="skip")
+  for y in (few, many):
+    assert_same(step(state, s, y).compute(), jaxrank.evaluate(s, y, names, empty="skip",
+                                                               reduce="mean"))
+  assert step._cache_size() == 1
+
+
+@pytest.mark.parametrize("empty", POLICIES)
 def test_merge_in_any_grouping(empty):
   bs = batches(4, sizes=(4, 8, 4, 8, 4, 4))
   parts = [MetricState.init(METRICS, empty=empty, max_relevant=N).update(s, y, where=w)

@@ -371,6 +371,9 @@ def test_align_by_query_id_and_missing_policies():
 
 @pytest.mark.parametrize("call, message", [
     (lambda: stats.align({"a": {"q1": float("nan")}}), "system 'a', query 'q1': the value is NaN"),
+    (lambda: stats.align({"a": {"q1": float("inf")}}), "system 'a', query 'q1': the value is inf"),
+    (lambda: stats.align({"a": {"q1": None}}), "system 'a', query 'q1': the value is None"),
+    (lambda: stats.align({"a": [0.5, -np.inf]}), "system 'a', query '1': the value is -inf"),
     (lambda: stats.align({"a": {"q1": 1.0}, "b": [1.0]}), "all be {qid: value} dicts or all"),
     (lambda: stats.align({"a": [1.0, 2.0], "b": [1.0]}), "1-D of one length"),
     (lambda: stats.align({"a": {"q1": 1.0}, "b": {"q2": 1.0}}, missing="intersect"),
@@ -461,13 +464,31 @@ def test_report_formats():
   assert "| P_5 | better&co | base_run | +" in report.to_string("markdown", pvalues=True)
   tex = report.to_string("latex")
   assert "\\begin{tabular}{llrr}" in tex and "base\\_run" in tex and "better\\&co" in tex
-  assert "P\\_5" in tex and "\\textbf{" in tex and "$^{a}$" in tex and "% letters" in tex
+  assert "P\\_5" in tex and "\\textbf{" in tex and "$^{a}$" in tex
+  # a complete table environment, as ranx writes it: caption (the legend) and label
+  lines = tex.splitlines()
+  assert lines[:3] == ["% needs \\usepackage{booktabs}", "\\begin{table}[ht]", "\\centering"]
+  assert lines[3].startswith("\\caption{Mean over 30 queries; the best mean of each measure in "
+                             "bold. Superscripts: significantly better than the run of that "
+                             "letter (paired t-test, Holm correction, alpha 0.05, two-sided; ")
+  assert lines[4:6] == ["\\label{tab:comparison}", "\\begin{tabular}{llrr}"]
+  assert lines[-2:] == ["\\end{tabular}", "\\end{table}"] and tex.count("\\caption{") == 1
+  both = report.to_string("latex", pvalues=True)
+  assert both.count("\\begin{table}[ht]") == both.count("\\end{table}") == 2
+  assert "\\label{tab:comparison-pairs}" in both and "95\\% confidence interval" in both
+  assert "p-value adjusted (Holm correction)" in both
   rows = list(csv.reader(stdio.StringIO(report.to_string("csv", digits=3))))
   assert rows[0] == ["label", "run", "P_5", "P_5 better than", "ndcg_cut_10",
                      "ndcg_cut_10 better than"]
   assert rows[2][:2] == ["b", "better&co"] and rows[2][3] == "a" and len(rows[2][2]) == 5
   pairs = list(csv.reader(stdio.StringIO(report.to_string("csv", pvalues=True))))
   assert pairs[0][:4] == ["measure", "run", "vs", "difference"] and len(pairs) == 3
+  # p-values (and Cohen's d) at full precision: the shortest text that reads back the same
+  for row, m in zip(pairs[1:], report.measures):
+    res = report.pairs[m]
+    assert [float(row[6]), float(row[7]), float(row[8])] == [
+        float(res.effect[0]), float(res.pvalue[0]), float(res.adjusted[0])]
+    assert row[7] == repr(float(res.pvalue[0]))
   data = json.loads(report.to_string("json"))
   assert data["settings"]["test"] == "t" and data["queries"] == 30
   assert data["systems"][1]["measures"]["P_5"]["better_than"] == ["base_run"]
@@ -507,6 +528,24 @@ def test_compare_missing_queries_and_dataframes():
                               {"q": {"d": 1}}, "map"), "run 'b': no query of the run"),
     (lambda c: c.compare_runs({"a": {"q": {"d": 1.0}}, "b": {"q": {"d": 1.0}}}, {}, "map",
                               missing="zero"), "has judgments in the qrels (no queries)"),
+    # values that are not finite numbers: the system and the query, as for NaN (was: "index
+    # (0, 1)" for an infinity; "NaN ... under empty='nan'" for None)
+    (lambda c: c.compare({"a": {"m": {"q1": 1.0, "q2": 2.0}},
+                          "b": {"m": {"q1": 1.0, "q2": np.inf}}}),
+     "measure 'm', system 'b', query 'q2': the value is inf; per-query values must be finite"),
+    (lambda c: c.compare({"a": {"m": {"q1": -np.inf, "q2": 2.0}}, "b": {"m": {"q1": 1.0}}},
+                         missing="zero"),
+     "measure 'm', system 'a', query 'q1': the value is -inf; per-query values must be"),
+    (lambda c: c.compare({"a": {"m": [1.0, 2.0]}, "b": {"m": np.array([np.inf, 1.0])}}),
+     "measure 'm', system 'b', query '0': the value is inf"),
+    (lambda c: c.compare({"a": {"m": {"q1": 1.0, "q2": 2.0}}, "b": {"m": {"q1": None, "q2": 1}}}),
+     "measure 'm', system 'b', query 'q1': the value is None; every per-query value must be a "
+     "number"),
+    (lambda c: c.compare({"a": {"m": [1.0, None]}, "b": {"m": [1.0, 2.0]}}),
+     "measure 'm', system 'a', query '1': the value is None"),
+    (lambda c: c.compare({"a": {"m": (1.0, float("nan"))}, "b": {"m": [1.0, 2.0]}}),
+     "measure 'm', system 'a', query '1': the value is NaN (a query without relevant documents "
+     "under empty='nan'?)"),
 ])
 def test_compare_errors(call, message):
   from jaxrank import compare
@@ -565,6 +604,80 @@ def test_cli_compare_errors_are_one_line(tmp_path, capsys, args, message):
   assert err.startswith("jaxrank: error: ")
 
 
+def test_cli_compare_says_what_the_command_takes(tmp_path, capsys):
+  """The command's options in its errors, not the library's (`missing='zero'`); stdin read
+  once; --plot names a file of a known format, checked before the work."""
+  from jaxrank import cli
+  qrels, runs = synthetic_runs(n_queries=6, systems=("full", "partial"))
+  del runs["partial"]["q02"]
+  qrels_path, (full, partial) = _write_runs(tmp_path, runs, qrels)
+
+  def error(*args):
+    code = cli.main(["compare", *map(str, args)])
+    out, err = capsys.readouterr()
+    assert code == 1 and out == "" and err.count("\n") == 1, (code, out, err)
+    return err
+
+  err = error(qrels_path, full, partial, "-m", "map")
+  assert "system 'partial' has no value for 1 of the 6 queries ('q02')" in err
+  assert err.endswith("pass --missing zero (or -c, as trec_eval) or --missing intersect\n")
+  assert "missing='" not in err
+  err = error("-", "-", full)  # stdin can be read once
+  assert "QRELS and RUN 1 cannot all be standard input ('-'): it can be read once" in err
+  err = error(qrels_path, "-", "-")
+  assert "RUN 1 and RUN 2 cannot all be standard input ('-')" in err
+  assert "--plot must name a file (FILE.png, .pdf, .svg, ...), got ''" in error(
+      qrels_path, full, partial, "-c", "--plot", "")
+  assert f"got the directory {str(tmp_path)!r}; give e.g." in error(
+      qrels_path, full, partial, "-c", "--plot", tmp_path)
+  assert "--plot FILE's extension picks the image format, one of" in error(
+      qrels_path, full, partial, "-c", "--plot", tmp_path / "plot")
+  assert "does not exist" in error(qrels_path, full, partial, "-c", "--plot",
+                                   tmp_path / "nowhere" / "p.png")
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["full.run", "partial.run", "qrels.txt"]
+  # with -c it works; a run may come from stdin
+  assert cli.main(["compare", qrels_path, full, partial, "-c", "-m", "map"]) == 0
+  from_file = capsys.readouterr().out
+  with open(partial) as f, pytest.MonkeyPatch.context() as mp:
+    mp.setattr("sys.stdin", f)
+    assert cli.main(["compare", qrels_path, full, "-", "-c", "-m", "map",
+                     "--names", "full,partial"]) == 0
+  assert capsys.readouterr().out == from_file
+
+
+def test_compare_columns_are_trec_evals_printed_names(tmp_path, capsys):
+  """`-m P.5` is the column P_5, as `jaxrank evaluate` prints it (was: P.5)."""
+  from jaxrank import cli, compare
+  qrels, runs = synthetic_runs(n_queries=8, systems=("a", "b"))
+  report = compare.compare_runs(runs, qrels, ["P.5", "ndcg_cut.10", "P_5", "ndcg@10",
+                                              "recall_10", "map"])
+  assert report.measures == ("P_5", "ndcg_cut_10", "ndcg@10", "recall_10", "map")
+  assert report.better_than("P.5") == report.better_than("P_5")
+  qrels_path, paths = _write_runs(tmp_path, runs, qrels)
+  for fmt, header in [("table", None), ("csv", "label,run,P_10,P_10 better than,"),
+                      ("markdown", "|  | run | P_10 | ndcg_cut_10 | iprec_at_recall_0.50 |")]:
+    assert cli.main(["compare", qrels_path, *paths, "-m", "P.10", "-m", "ndcg_cut.10",
+                     "-m", "iprec_at_recall.0.5", "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    if header is None:
+      assert out.splitlines()[0].split() == ["run", "P_10", "ndcg_cut_10",
+                                             "iprec_at_recall_0.50"]
+    else:
+      assert out.startswith(header)
+  assert cli.main(["evaluate", qrels_path, paths[0], "-m", "P.10"]) == 0
+  assert capsys.readouterr().out.startswith("P_10 ")
+
+
+def test_compare_help_says_how_its_defaults_differ_from_ranx(capsys):
+  from jaxrank import cli
+  with pytest.raises(SystemExit):
+    cli.main(["compare", "--help"])
+  out = " ".join(capsys.readouterr().out.split())
+  assert "The defaults are not ranx's" in out
+  assert "`--pairs all --correction none --alpha 0.01` (--alpha: ranx's max_p) gives ranx's " \
+         "letters" in out
+
+
 def test_plots(tmp_path, capsys):
   matplotlib = pytest.importorskip("matplotlib")
   matplotlib.use("Agg")
@@ -607,7 +720,7 @@ def test_example_data_five_queries():
 
 
 def test_same_p_values_as_ranx():
-  pytest.importorskip("ranx")
+  pytest.importorskip("ranx", reason="ranx is in the [bench] extra: pip install -e '.[bench]'")
   from ranx.statistical_tests import compute_statistical_significance
   rng = np.random.default_rng(21)
   x = rng.random((3, 40)) + np.array([[0.0], [0.08], [0.1]])
@@ -627,3 +740,34 @@ def test_same_p_values_as_ranx():
     assert tukey.pvalue[k] == pytest.approx(ranx_tukey[key]["m"]["p_value"], abs=1e-9)
     p = ranx_fisher[key]["m"]["p_value"]
     assert abs(fisher.pvalue[k] - p) <= 5 * np.sqrt(p * (1 - p) / 2000) + 2 / 2000
+
+
+def test_ranx_letters_with_all_pairs_no_correction_and_its_max_p():
+  """docs/stats.md: `pairs="all", correction="none", alpha=max_p` gives ranx's letters (its
+  Report's superscripts) and its t-test p-values; jaxrank's defaults (baseline, Holm) do not."""
+  pytest.importorskip("ranx", reason="ranx is in the [bench] extra: pip install -e '.[bench]'")
+  from ranx.data_structures import Report as RanxReport
+  from ranx.statistical_tests import compute_statistical_significance
+  from jaxrank import compare
+  rng = np.random.default_rng(5)
+  x = rng.random((5, 50)) + np.array([[0.0], [0.05], [0.12], [0.15], [0.3]])
+  names = ["r1", "r2", "r3", "r4", "r5"]
+  scores = {n: {"m": x[i]} for i, n in enumerate(names)}
+  for max_p in (0.01, 0.05):
+    comparisons = compute_statistical_significance(names, scores, stat_test="student",
+                                                   max_p=max_p)
+    theirs = RanxReport(model_names=names, results={n: {"m": float(x[i].mean())}
+                                                    for i, n in enumerate(names)},
+                        comparisons=comparisons, metrics=["m"], max_p=max_p, win_tie_loss={},
+                        stat_test="student")
+    mine = compare.compare({n: {"m": x[i]} for i, n in enumerate(names)}, pairs="all",
+                           correction="none", alpha=max_p)
+    letters = ["".join(mine.labels[k] for k in row) for row in mine.better_than("m")]
+    assert letters == [theirs.get_superscript_for_latex(n, "m") for n in names]
+    res = mine.pairs["m"]
+    for k, (i, j) in enumerate(zip(res.reference, res.system)):
+      assert res.pvalue[k] == pytest.approx(
+          comparisons[frozenset([names[i], names[j]])]["m"]["p_value"], rel=1e-9)
+    assert any(letters) and sum(map(len, letters)) > sum(
+        map(len, compare.compare({n: {"m": x[i]} for i, n in enumerate(names)},
+                                 alpha=max_p).better_than("m")))

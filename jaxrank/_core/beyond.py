@@ -56,7 +56,7 @@ def _popularity(item_popularity: ArrayLike) -> jax.Array:
   p = _checks.as_array("item_popularity", item_popularity, kinds="fi", wide_ints="float")
   if p.ndim != 1:
     raise ValueError(f"item_popularity must have shape (num_items,), got {tuple(p.shape)}")
-  if _checks.is_concrete(p) and any(jax.device_get(_checks.label_summary(p))):
+  if _checks.is_concrete(p) and any(_checks.host_values(_checks.label_summary, p)):
     values = np.asarray(p).astype(np.float64)
     i = int(np.argwhere(np.isnan(values) | (values < 0) | (values > _checks.MAX_GRADE))[0][0])
     raise ValueError(f"item_popularity must be counts >= 0 (training users or interactions "
@@ -365,10 +365,11 @@ def novelty(ranked_ids: ArrayLike, item_popularity: ArrayLike, num_users: int | 
   if _checks.is_concrete(n) and not float(n) > 0:
     raise ValueError(f"num_users must be > 0 (the number of training users), got {float(n):g}")
   if _checks.is_concrete(n) and _checks.is_concrete(pop) and pop.size:
-    i = int(jnp.argmax(pop))
-    if float(pop[i]) > float(n):
+    i, most = _checks.host_values(lambda p: (jnp.argmax(p), jnp.max(p)), pop)
+    i, most = int(i), float(most)
+    if most > float(n):
       raise ValueError(f"item_popularity must be <= num_users ({float(n):g}): an item cannot be "
-                       f"seen by more training users than there are, got {float(pop[i]):g} at "
+                       f"seen by more training users than there are, got {most:g} at "
                        f"item {i}")
   return _novelty(ids, pop, n.astype(jnp.float32), unseen=unseen)
 
@@ -437,7 +438,7 @@ def serendipity(ranked_ids: ArrayLike, relevant_ids: ArrayLike, history_ids: Arr
   Lists without a relevant recommendation or without history are NaN (Evidently leaves those users
   out too). ``normalize="evidently"`` reproduces Evidently's code,
   :math:`1 - \sum_{i \in R} \frac{1}{|H|}\sum_h \cos(e_i, e_h)` (no division by :math:`|R|`, so it
-  can be negative); its docs' formula also divides by k. Cost O(k d + |H| d) per list.
+  can be negative); its docs' formula also divides by k. Cost :math:`O(k d + |H| d)` per list.
 
   Args:
     ranked_ids: ``[..., k]`` recommended ids, ``-1`` pads.
@@ -513,7 +514,7 @@ def personalization(ranked_ids: ArrayLike, *, num_items: int, k: int | None = No
   _checks.check_choice("normalize", normalize, PERSONALIZATION_NORMALIZE)
   k = _checks.check_k(k)
   if k is not None and _checks.is_concrete(ids) and ids.size:
-    longest = int(jnp.max(jnp.sum(ids >= 0, axis=-1)))
+    longest = int(_checks.host_values(lambda x: jnp.max(jnp.sum(x >= 0, axis=-1)), ids))
     if k < longest:
       raise ValueError(f"k must be >= the length of the longest list in ranked_ids ({longest} "
                        f"ids), got {k}")

@@ -3,24 +3,56 @@
 Shape and dtype checks always run (they are static under ``jit``). Value checks (negative or NaN
 labels, out-of-range ids) run only when the value is concrete, i.e. outside ``jit``/``vmap``
 tracing; under tracing the documented fallbacks apply instead.
+
+Importing this module does not import JAX (the option checks also run on the host, before any
+array work); the checks of JAX arrays import it when they run.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
+import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jax
-import jax.numpy as jnp
 import numpy as np
-from jax.typing import ArrayLike
+
+if TYPE_CHECKING:
+  import jax
+  from jax.typing import ArrayLike
 
 
 def is_concrete(x: Any) -> bool:
-  """True when ``x`` holds a value (not a tracer), so value checks can run eagerly."""
-  return not isinstance(x, jax.core.Tracer)
+  """True when ``x`` holds a value (not a tracer), so value checks can run eagerly.
+
+  A concrete array may still sit inside an outer ``jit``/``vmap``/``grad`` trace (closed over by
+  the traced function): compute on it only through :func:`host_values`, which evaluates now
+  instead of adding to the trace.
+  """
+  jax = sys.modules.get("jax")  # no tracer exists before JAX is imported
+  return jax is None or not isinstance(x, jax.core.Tracer)
+
+
+def host_values(fn: Any, *args: Any) -> Any:
+  """``fn(*args)`` on concrete arrays, evaluated now and brought to the host (NumPy values).
+
+  Inside an outer trace (labels closed over by a jitted function, say) JAX would stage ``fn``'s
+  operations into the trace and hand back tracers, which the host cannot read; evaluating at
+  trace time keeps the host-side checks and slot counts of concrete values working there.
+
+  Example:
+    >>> import jax, jax.numpy as jnp
+    >>> from jaxrank._core import checks as _checks
+    >>> y = jnp.array([1, 2, 3])
+    >>> jax.jit(lambda x: x + int(_checks.host_values(jnp.max, y)))(0).tolist()
+    3
+  """
+  import jax  # only ever called on JAX arrays
+
+  with jax.ensure_compile_time_eval():
+    return jax.device_get(fn(*args))
 
 
 def check_k(k: Any, name: str = "k") -> int | None:
@@ -64,6 +96,7 @@ def _int32_range(dtype: np.dtype) -> np.iinfo:
 
 def wraps_in_jax(arr: np.ndarray) -> bool:
   """True for a 64-bit int NumPy array that JAX, without x64 mode, would wrap to 32 bits."""
+  import jax
   if jax.config.jax_enable_x64 or arr.dtype.kind not in "iu" or arr.dtype.itemsize < 8:
     return False
   info = _int32_range(arr.dtype)
@@ -105,6 +138,8 @@ def as_array(name: str, x: Any, *, kinds: str, min_ndim: int = 0,
   fits; otherwise (JAX would wrap the values) ``wide_ints="error"`` raises and ``"float"``
   converts it to float (where only the magnitude matters, e.g. soft ranks).
   """
+  import jax
+  import jax.numpy as jnp
   if isinstance(x, jax.Array):
     arr = x
   else:
@@ -162,9 +197,19 @@ def check_leading(name: str, arr: jax.Array, ref_name: str, lead: tuple[int, ...
 MAX_GRADE = float(np.finfo(np.float32).max)
 
 
-@jax.jit
 def label_summary(labels: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
   """(any NaN, any negative, any above ``MAX_GRADE`` or +inf) in one fused pass on the device."""
+  return _label_summary_kernel()(labels)
+
+
+@functools.cache
+def _label_summary_kernel():
+  import jax
+  return jax.jit(_label_summary)
+
+
+def _label_summary(labels):
+  import jax.numpy as jnp
   if jnp.issubdtype(labels.dtype, jnp.floating):
     return jnp.any(jnp.isnan(labels)), jnp.any(labels < 0), jnp.any(labels > MAX_GRADE)
   no = jnp.zeros((), bool)
@@ -177,9 +222,10 @@ def check_labels(name: str, labels: jax.Array) -> None:
   The common (valid) case costs one fused device reduction; only a failing input is copied to
   the host to find the first offending index for the message.
   """
-  if not is_concrete(labels) or labels.dtype == jnp.bool_:
+  import jax
+  if not is_concrete(labels) or labels.dtype == np.bool_:
     return
-  raise_label_error(name, labels, *(bool(v) for v in jax.device_get(label_summary(labels))))
+  raise_label_error(name, labels, *(bool(v) for v in host_values(label_summary, labels)))
 
 
 def raise_label_error(name: str, labels: jax.Array, has_nan: bool, has_negative: bool,
@@ -222,7 +268,7 @@ def check_ids(name: str, ids: jax.Array, upper: int, upper_name: str) -> None:
 
 def check_temperature(name: str, value) -> float | jax.Array:
   """A positive finite number; a traced scalar (e.g. an annealed temperature under jit) passes."""
-  if isinstance(value, jax.core.Tracer):
+  if not is_concrete(value):
     return value
   if hasattr(value, "ndim") and value.ndim == 0:
     value = float(value)

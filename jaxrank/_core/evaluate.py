@@ -140,32 +140,51 @@ def compute_ranks(ranks: Ranks, *, specs: tuple[tuple[str, int | None], ...],
 
 
 @functools.partial(jax.jit, static_argnames=("specs", "options", "ties", "m", "method", "cut",
-                                             "checked", "z"))
+                                             "checked", "z", "small"))
 def _dense_values(scores, labels, valid, tie_key, judged, *, specs, options, ties, m, method,
-                  cut, checked, z=0):
-  """Ranks of dense input and the formulas in one jitted call (one dispatch, fused)."""
-  ranks = _ranks.ranks_of_dense(scores, labels, valid, tie_key, judged, ties=ties, m=m,
-                                method=method, cut=cut, checked=checked, z=z)
-  return compute_ranks(ranks, specs=specs, options=options)
+                  cut, checked, z=0, small=None):
+  """Ranks of dense input and the formulas in one jitted call (one dispatch, fused).
+
+  ``small`` (:func:`jaxrank._core.ranks.traced_slots`): ``(slots, cut)`` of a cheaper rank core, taken
+  at run time when no list has more relevant items than its slots.
+  """
+  def values(m, cut):
+    ranks = _ranks.ranks_of_dense(scores, labels, valid, tie_key, judged, ties=ties, m=m,
+                                  method=method, cut=cut, checked=checked, z=z)
+    return compute_ranks(ranks, specs=specs, options=options), ranks.overflow
+
+  if small is None:
+    return values(m, cut)
+  most = jnp.max(_ranks.positive_count(labels, valid), initial=0)
+  return jax.lax.cond(most <= small[0], lambda: values(*small), lambda: values(m, cut))
 
 
 def compute(scores, labels, specs, options, *, where=None, tie_key=None, max_relevant=None,
-            method="auto", judged=None) -> tuple[jax.Array, ...]:
+            method="auto", judged=None, with_overflow: bool = False):
   """The metrics ``specs`` of a :class:`Ranks` or of dense ``(scores, labels)``.
 
   On dense input the ranks never leave this function, so they may be cut at the largest cutoff
   (:func:`cutoff`, :func:`jaxrank._core.ranks.dense_ranks`). ``judged`` (dense only) adds the
-  judged items' slots (:class:`jaxrank._core.ranks.Judgments`).
+  judged items' slots (:class:`jaxrank._core.ranks.Judgments`). ``with_overflow=True`` returns
+  ``(values, overflow)``, the lists' ``Ranks.overflow`` beside the values, for the means
+  (:func:`skip_mean`).
   """
   specs = tuple(specs)
   if isinstance(scores, Ranks):
     ranks = ranks_given(scores, labels, where=where, tie_key=tie_key, max_relevant=max_relevant,
                         judged=judged)
-    return compute_ranks(ranks, specs=specs, options=options)
-  arrays, static = _ranks.dense_arguments(
-      *dense_given(scores, labels, where), ties=rank_ties(options.ties), tie_key=tie_key,
-      max_relevant=max_relevant, method=method, cut=cutoff(specs), judged=judged)
-  return _dense_values(*arrays, specs=specs, options=options, **static)
+    values, overflow = compute_ranks(ranks, specs=specs, options=options), ranks.overflow
+  else:
+    ties = rank_ties(options.ties)
+    arrays, static = _ranks.dense_arguments(
+        *dense_given(scores, labels, where), ties=ties, tie_key=tie_key,
+        max_relevant=max_relevant, method=method, cut=cutoff(specs), judged=judged)
+    scores_, _, valid, key, _ = arrays
+    small = _ranks.traced_slots(scores_, valid, key, ties=ties, method=method,
+                                cut=cutoff(specs), max_relevant=max_relevant, static=static)
+    values, overflow = _dense_values(*arrays, specs=specs, options=options, small=small,
+                                     **static)
+  return (values, overflow) if with_overflow else values
 
 
 def cutoff(specs: Sequence[tuple[str, int | None]]) -> int | None:
@@ -198,7 +217,9 @@ def mean(values: ArrayLike | Mapping[str, ArrayLike], *, empty: str = "zero"):
 
   ``empty="skip"`` averages only the lists that have relevant items (their per-list value is NaN);
   ``"zero"`` and ``"nan"`` average every list (with ``"nan"`` an empty list makes the mean NaN).
-  A mapping (as returned by :func:`evaluate`) is reduced value by value.
+  A mapping (as returned by :func:`evaluate`) is reduced value by value. A list that overflowed
+  ``max_relevant`` under ``jit`` makes the mean NaN under every policy: its NaN is marked as
+  such (it is not an empty list's NaN, so ``"skip"`` keeps it).
 
   Example:
     >>> import jaxrank
@@ -209,7 +230,25 @@ def mean(values: ArrayLike | Mapping[str, ArrayLike], *, empty: str = "zero"):
   if isinstance(values, Mapping):
     return {name: mean(v, empty=empty) for name, v in values.items()}
   values = _checks.as_array("values", values, kinds="fib")
-  return jnp.nanmean(values) if empty == "skip" else jnp.mean(values)
+  return skip_mean(values, _formulas.overflowed(values)) if empty == "skip" else jnp.mean(values)
+
+
+def skip_mean(values: jax.Array, overflow: jax.Array) -> jax.Array:
+  """The mean of the non-NaN values (``empty="skip"``), NaN if a list overflowed.
+
+  An overflowed list (more relevant items than ``max_relevant`` under ``jit``) is NaN like an
+  empty one under ``"skip"``, but it must never be dropped as one: the mean is then
+  :func:`jaxrank._core.formulas.overflow_nan`.
+
+  Example:
+    >>> import numpy as np
+    >>> from jaxrank._core import evaluate as _evaluate
+    >>> v = np.array([1.0, np.nan, 0.5])
+    >>> float(_evaluate.skip_mean(v, np.zeros(3, bool))), float(_evaluate.skip_mean(v, v > 0.7))
+    (0.75, nan)
+  """
+  out = jnp.nanmean(jnp.asarray(values))
+  return jnp.where(jnp.any(overflow), _formulas.overflow_nan(out.dtype), out)
 
 
 def names_metrics(x: Any) -> bool:
@@ -290,15 +329,21 @@ def evaluate(scores: ArrayLike | Ranks, labels: ArrayLike | Sequence[str] | None
   for i, (_, own, gains) in enumerate(resolved):
     groups.setdefault((own, gains), []).append(i)
   values: list[Any] = [None] * len(metrics)
+  overflow: list[Any] = [None] * len(metrics)
   for (own, gains), at in groups.items():
     if gains is not None and (isinstance(scores, Ranks) or labels is None):
       raise ValueError(f"metric {metrics[at[0]]!r} maps grades (gains=...): it needs dense "
                        f"scores and labels, not a Ranks")
     group_labels = labels if gains is None else _irnames.map_grades(labels, gains)
-    got = compute(scores, group_labels, [resolved[i][0] for i in at],
-                  make_options(**{**given, **dict(own)}), where=where, tie_key=tie_key,
-                  max_relevant=max_relevant, method=method, judged=judged)
+    got, flag = compute(scores, group_labels, [resolved[i][0] for i in at],
+                        make_options(**{**given, **dict(own)}), where=where, tie_key=tie_key,
+                        max_relevant=max_relevant, method=method, judged=judged,
+                        with_overflow=True)
     for i, v in zip(at, got):
-      values[i] = v
+      values[i], overflow[i] = v, flag
   out = dict(zip(metrics, values))
-  return mean(out, empty=empty) if reduce == "mean" else out
+  if reduce != "mean":
+    return out
+  # the lists' overflow flags, not only the values' NaN marks, decide the skip means
+  return {name: skip_mean(v, flag) if empty == "skip" else jnp.mean(v)
+          for (name, v), flag in zip(out.items(), overflow)}

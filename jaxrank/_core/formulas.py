@@ -11,6 +11,11 @@ positions first, after which the same formulas reduce to the textbook ones.
 
 Values are float32, or float64 when JAX's x64 mode is on (the trec_eval-compatible path turns
 it on, so its 4-decimal output rounds the way trec_eval's double arithmetic does).
+
+The same code runs on NumPy: each formula takes its array namespace ``xp`` from its Ranks'
+arrays (:func:`jaxrank._core.xp.ops_of`), so Ranks of NumPy arrays give float64 NumPy values on
+the host without importing JAX, and Ranks of JAX arrays (or tracers under ``jit``) the values
+above. This module imports no JAX.
 """
 
 from __future__ import annotations
@@ -19,18 +24,15 @@ import dataclasses
 import functools
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import jax
-import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
-from jaxrank._core.ranks import Ranks
+from jaxrank._core.rankform import Ranks
+from jaxrank._core.xp import ops_named, ops_of
 
-
-def _float():
-  """The metrics' float dtype: float64 under JAX's x64 mode, else float32 (read at trace time)."""
-  return jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+if TYPE_CHECKING:
+  import jax
 
 EMPTY = ("zero", "skip", "nan")
 GAINS = ("linear", "exp2")
@@ -46,7 +48,7 @@ def log2_discount(rank: jax.Array) -> jax.Array:
     >>> float(jaxrank.log2_discount(3.0))
     0.5
   """
-  return 1.0 / jnp.log2(1.0 + rank)
+  return 1.0 / ops_of(rank).log2(1.0 + rank)
 
 
 def _reciprocal(rank):
@@ -76,12 +78,13 @@ class Options:
 
   def gain_of(self, grades: jax.Array) -> jax.Array:
     """The gain of each grade in the metrics' float dtype (+inf beyond its range)."""
-    grades = grades.astype(_float())
+    xp = ops_of(grades)
+    grades = grades.astype(xp.float)
     if self.gain == "linear":
       return grades
     if self.gain == "exp2":
-      return jnp.exp2(grades) - 1.0
-    return jnp.asarray(self.gain(grades), _float())
+      return xp.exp2(grades) - 1.0
+    return xp.asarray(self.gain(grades), xp.float)
 
 
 def relative_gains(grades: jax.Array, reference: jax.Array, o: Options) -> jax.Array:
@@ -96,22 +99,23 @@ def relative_gains(grades: jax.Array, reference: jax.Array, o: Options) -> jax.A
   (only a callable gain, or a non-finite grade under ``jit``) counts each infinite gain as 1 and
   every finite one as 0, the limit of the ratio. Non-positive grades get 0.
   """
+  xp = ops_of(grades)
   positive = grades > 0
   if o.gain == "exp2":
-    y = grades.astype(_float())
-    top = jnp.max(jnp.where(reference > 0, reference, 0.0), axis=-1, keepdims=True,
+    y = grades.astype(xp.float)
+    top = xp.max(xp.where(reference > 0, reference, 0.0), axis=-1, keepdims=True,
                   initial=0.0)
-    top = jnp.where(top > 0, top, 1.0).astype(_float())
+    top = xp.where(top > 0, top, 1.0).astype(xp.float)
     ln2 = np.log(2.0)
-    value = jnp.exp2(y - top) * (jnp.expm1(-y * ln2) / jnp.expm1(-top * ln2))
-    return jnp.where(positive, jnp.where(y >= top, 1.0, value), 0.0)
+    value = xp.exp2(y - top) * (xp.expm1(-y * ln2) / xp.expm1(-top * ln2))
+    return xp.where(positive, xp.where(y >= top, 1.0, value), 0.0)
   gains = o.gain_of(grades)
-  top = jnp.max(jnp.where(reference > 0, o.gain_of(reference), -jnp.inf), axis=-1,
-                keepdims=True, initial=-jnp.inf)
-  ok = (top > 0) & (top < jnp.inf)  # gains that are not positive (a callable's) stay as they are
-  value = jnp.where(gains >= top, 1.0, _divide_exactly(gains, jnp.where(ok, top, 1.0)))
-  value = jnp.where(top == jnp.inf, (gains == jnp.inf).astype(value.dtype), value)
-  return jnp.where(positive, jnp.where(ok | (top == jnp.inf), value, gains), 0.0)
+  top = xp.max(xp.where(reference > 0, o.gain_of(reference), -xp.inf), axis=-1,
+                keepdims=True, initial=-xp.inf)
+  ok = (top > 0) & (top < xp.inf)  # gains that are not positive (a callable's) stay as they are
+  value = xp.where(gains >= top, 1.0, _divide_exactly(gains, xp.where(ok, top, 1.0)))
+  value = xp.where(top == xp.inf, (gains == xp.inf).astype(value.dtype), value)
+  return xp.where(positive, xp.where(ok | (top == xp.inf), value, gains), 0.0)
 
 
 def _divide_exactly(x: jax.Array, y: jax.Array) -> jax.Array:
@@ -121,10 +125,11 @@ def _divide_exactly(x: jax.Array, y: jax.Array) -> jax.Array:
   ``1 / 3e38`` is a float32 subnormal that the CPU flushes to 0. Both are first scaled by
   ``2^-e`` (``y = m 2^e``), in two normal steps, so the divisor is in ``[0.5, 1)``.
   """
-  _, e = jnp.frexp(y)
+  xp = ops_of(x)
+  _, e = xp.frexp(y)
   half = e // 2
   def unit(v):
-    return v * jnp.exp2(-half.astype(v.dtype)) * jnp.exp2((half - e).astype(v.dtype))
+    return v * xp.exp2(-half.astype(v.dtype)) * xp.exp2((half - e).astype(v.dtype))
   return unit(x) / unit(y)
 
 
@@ -133,10 +138,17 @@ def _divide_exactly(x: jax.Array, y: jax.Array) -> jax.Array:
 
 
 @functools.lru_cache(maxsize=64)
-def _prefix_table(fn: Callable, size: int, x64: bool) -> tuple[np.ndarray, np.ndarray]:
+def _prefix_table(fn: Callable, size: int, namespace: str) -> tuple[np.ndarray, np.ndarray]:
   """F[p] = sum_{q <= p} fn(q) for p in 0..size, as a float32 (high, low) pair."""
-  with jax.ensure_compile_time_eval():
-    values = np.asarray(fn(np.arange(1, size + 1, dtype=np.float64)), dtype=np.float64)
+  xp = ops_named(namespace)
+  ranks = np.arange(1, size + 1, dtype=np.float64)
+  with xp.ensure_compile_time_eval():
+    # log2_discount takes the namespace of its argument: given the formulas' one, its log2 runs
+    # in that namespace's float (under JAX as it always has). Other functions (_reciprocal, a
+    # user's discount) get the float64 NumPy ranks, as they always have.
+    if fn is log2_discount:
+      ranks = xp.asarray(ranks)
+    values = np.asarray(fn(ranks), dtype=np.float64)
   total = np.concatenate([[0.0], np.cumsum(values)])
   high = total.astype(np.float32)
   return high, (total - high.astype(np.float64)).astype(np.float32)
@@ -144,17 +156,20 @@ def _prefix_table(fn: Callable, size: int, x64: bool) -> tuple[np.ndarray, np.nd
 
 def _window_sum(fn, size, a, b):
   """sum_{p = a + 1}^{b} fn(p), with 0 <= a <= b <= size."""
-  # x64 is part of the table's cache key: ``fn`` runs in the mode's precision, and a table first
-  # built without x64 held float32 values that x64 kernels then reused (5e-9 errors).
-  high, low = _prefix_table(fn, size, bool(jax.config.jax_enable_x64))
-  high, low = jnp.asarray(high, _float()), jnp.asarray(low, _float())
+  xp = ops_of(a)
+  # The namespace (and JAX's x64 mode) is part of the table's cache key: ``fn`` runs in the
+  # mode's precision, and a table first built without x64 held float32 values that x64 kernels
+  # then reused (5e-9 errors).
+  high, low = _prefix_table(fn, size, xp.name)
+  high, low = xp.asarray(high, xp.float), xp.asarray(low, xp.float)
   return (high[b] - high[a]) + (low[b] - low[a])
 
 
 def _window(lo, hi, cap):
   """Positions of each group inside the top ``cap``: (a, b] with count m = b - a >= 0."""
-  a = jnp.minimum(lo - 1, cap)
-  b = jnp.minimum(hi, cap)
+  xp = ops_of(lo)
+  a = xp.minimum(lo - 1, cap)
+  b = xp.minimum(hi, cap)
   return a, b, (b - a)
 
 
@@ -185,17 +200,18 @@ def positions(r: Ranks, ties: str) -> tuple[jax.Array, jax.Array]:
 
 def positions_pairwise(r: Ranks, ties: str) -> tuple[jax.Array, jax.Array]:
   """:func:`positions` by a ``[lists, m, m]`` comparison of every pair of slots."""
+  xp = ops_of(r.lo)
   positive = r.grades > 0
   same = positive[..., None, :] & (r.lo[..., None, :] == r.lo[..., :, None])
   gi, gj = r.grades[..., :, None], r.grades[..., None, :]
-  idx = jnp.arange(r.lo.shape[-1])
+  idx = xp.arange(r.lo.shape[-1])
   if ties == "optimistic":  # relevant first, higher grades first, then slot order
     ahead = same & ((gj > gi) | ((gj == gi) & (idx[None, :] < idx[:, None])))
-    pos = r.lo + jnp.sum(ahead, axis=-1, dtype=jnp.int32)
+    pos = r.lo + xp.sum(ahead, axis=-1, dtype=xp.int32)
   else:  # pessimistic: relevant last, lower grades first
     behind = same & ((gj > gi) | ((gj == gi) & (idx[None, :] > idx[:, None])))
-    pos = r.hi - jnp.sum(behind, axis=-1, dtype=jnp.int32)
-  pos = jnp.where(r.lo > r.size, r.lo, pos)  # unranked slots stay unranked (see below)
+    pos = r.hi - xp.sum(behind, axis=-1, dtype=xp.int32)
+  pos = xp.where(r.lo > r.size, r.lo, pos)  # unranked slots stay unranked (see below)
   return pos, pos
 
 
@@ -203,30 +219,31 @@ def positions_sorted(r: Ranks, ties: str) -> tuple[jax.Array, jax.Array]:
   """:func:`positions` by one sort of each list's slots by (group, grade order, slot order), as
   the average path's :func:`_group_counts`: an item's place in its group is the number of
   relevant slots sorted before it within the group."""
+  xp = ops_of(r.lo)
   m = r.lo.shape[-1]
-  idx = jnp.broadcast_to(jnp.arange(m, dtype=jnp.int32), r.lo.shape)
+  idx = xp.broadcast_to(xp.arange(m, dtype=xp.int32), r.lo.shape)
   positive = r.grades > 0
   # Within a group (equal lo), positive slots come first (grades > 0 sort before 0 by -grade),
   # higher grades first, then slot order: ascending for optimistic (the slots ahead of an item),
   # descending for pessimistic (the slots behind it).
   order = idx if ties == "optimistic" else (m - 1) - idx
-  sorted_lo, _, sorted_order = lax.sort((r.lo, -r.grades, order), dimension=-1, num_keys=3)
+  sorted_lo, _, sorted_order = xp.sort_together((r.lo, -r.grades, order), num_keys=3)
   slot = sorted_order if ties == "optimistic" else (m - 1) - sorted_order
   # Each sorted position's group start (a running max of the starts), and the positive slots
   # sorted before it: the positives ahead of it in its group are the difference of the two.
-  step = jnp.concatenate([jnp.ones_like(sorted_lo[..., :1], bool),
+  step = xp.concatenate([xp.ones_like(sorted_lo[..., :1], bool),
                           sorted_lo[..., 1:] != sorted_lo[..., :-1]], axis=-1)
-  start = lax.cummax(jnp.where(step, idx, 0), axis=r.lo.ndim - 1)
-  sorted_positive = jnp.take_along_axis(positive, slot, axis=-1).astype(jnp.int32)
-  before = jnp.cumsum(sorted_positive, axis=-1, dtype=jnp.int32) - sorted_positive
-  count = before - jnp.take_along_axis(before, start, axis=-1)
+  start = xp.cummax(xp.where(step, idx, 0), axis=r.lo.ndim - 1)
+  sorted_positive = xp.take_along_axis(positive, slot, axis=-1).astype(xp.int32)
+  before = xp.cumsum(sorted_positive, axis=-1, dtype=xp.int32) - sorted_positive
+  count = before - xp.take_along_axis(before, start, axis=-1)
   # Back to slot order: a non-positive slot counts every positive slot of its group (they sort
   # before it), as the pairwise form does.
-  count = jnp.put_along_axis(jnp.zeros_like(count), slot, count, axis=-1, inplace=False)
+  count = xp.scatter_along_axis(xp.zeros_like(count), slot, count, axis=-1)
   pos = r.lo + count if ties == "optimistic" else r.hi - count
   # Unranked slots (padding, relevant items that were not retrieved) share the position
   # size + 1, which is no tie group: they stay unranked under every policy.
-  pos = jnp.where(r.lo > r.size, r.lo, pos)
+  pos = xp.where(r.lo > r.size, r.lo, pos)
   return pos, pos
 
 
@@ -241,20 +258,16 @@ def _cap(r: Ranks, k: int | None) -> int:
 
 def _expected_hits(lo, hi, rel, cap):
   """Expected number of relevant items within the top ``cap`` (``cap`` may be per list)."""
+  xp = ops_of(lo)
   _, _, m = _window(lo, hi, cap)
   # m.astype: int32 / int32 is float32 even in x64 mode (recall 0.9 read 0.8999999761581421)
-  return jnp.sum(jnp.where(rel, m.astype(_float()) / (hi - lo + 1), 0.0), axis=-1)
+  return xp.sum(xp.where(rel, m.astype(xp.float) / (hi - lo + 1), 0.0), axis=-1)
 
 
 def _searchsorted(sorted_, queries, side):
-  """Row-wise ``searchsorted`` over any leading dimensions."""
-  rows = math.prod(queries.shape[:-1])  # not -1: the last axis may be empty
-  # "scan_unrolled" is 1.3-2.3x faster than "scan" on CPU for up to a few hundred slots (1,000 x
-  # 96: 1.2-2.9 vs 2.9-3.7 ms); at 1,000 slots (one per item, under jit) "scan" is faster.
-  method = "scan_unrolled" if queries.shape[-1] <= 256 else "scan"
-  flat = jax.vmap(functools.partial(jnp.searchsorted, side=side, method=method))(
-      sorted_.reshape(rows, sorted_.shape[-1]), queries.reshape(rows, queries.shape[-1]))
-  return flat.reshape(queries.shape).astype(_float())
+  """Row-wise ``searchsorted`` over any leading dimensions, as floats."""
+  xp = ops_of(sorted_)
+  return xp.searchsorted_rows(sorted_, queries, side).astype(xp.float)
 
 
 def _group_counts(lo, rel, size=None):
@@ -266,16 +279,17 @@ def _group_counts(lo, rel, size=None):
   ``max_relevant``) a histogram of the positions instead: O(m + size), 10x cheaper than the
   sort on CPU at 1,000 slots of 1,000 items.
   """
+  xp = ops_of(lo)
   m = lo.shape[-1]
   if size is not None and 4 * m >= size + 2:
     rows = math.prod(lo.shape[:-1])
-    at = jnp.clip(lo, 0, size + 1).reshape(rows, m)
-    hist = jnp.zeros((rows, size + 2), jnp.int32).at[jnp.arange(rows)[:, None], at].add(
-        rel.reshape(rows, m).astype(jnp.int32))
-    ahead = jnp.cumsum(hist, axis=-1, dtype=jnp.int32) - hist  # in strictly earlier positions
-    return (jnp.take_along_axis(ahead, at, axis=-1).reshape(lo.shape).astype(_float()),
-            jnp.take_along_axis(hist, at, axis=-1).reshape(lo.shape).astype(_float()))
-  ranks = lax.sort(jnp.where(rel, lo, jnp.iinfo(jnp.int32).max), dimension=-1)
+    at = xp.clip(lo, 0, size + 1).reshape(rows, m)
+    hist = xp.scatter_add(xp.zeros((rows, size + 2), xp.int32), (xp.arange(rows)[:, None], at),
+                          rel.reshape(rows, m).astype(xp.int32))
+    ahead = xp.cumsum(hist, axis=-1, dtype=xp.int32) - hist  # in strictly earlier positions
+    return (xp.take_along_axis(ahead, at, axis=-1).reshape(lo.shape).astype(xp.float),
+            xp.take_along_axis(hist, at, axis=-1).reshape(lo.shape).astype(xp.float))
+  ranks = xp.sort(xp.where(rel, lo, xp.iinfo(xp.int32).max), axis=-1)
   before = _searchsorted(ranks, lo, "left")
   return before, _searchsorted(ranks, lo, "right") - before
 
@@ -289,26 +303,27 @@ def _first_hit(lo, hi, rel, cap, size, f=None):
   batch, cut at ``cap``; without ties that is a single step. With one slot per list (link
   prediction) the rank is uniform on lo..hi and the sum has a closed form: no loop.
   """
+  xp = ops_of(lo)
   if rel.shape[-1] == 1:
     a, b, m = _window(lo[..., 0], hi[..., 0], cap)
-    total = m.astype(_float()) if f is None else _window_sum(f, size, a, b)
-    return jnp.where(rel[..., 0], total / (hi - lo + 1)[..., 0].astype(_float()), 0.0)
-  f = f or (lambda p: jnp.ones_like(p))
-  first = jnp.min(jnp.where(rel, lo, size + 1), axis=-1, initial=size + 1)
+    total = m.astype(xp.float) if f is None else _window_sum(f, size, a, b)
+    return xp.where(rel[..., 0], total / (hi - lo + 1)[..., 0].astype(xp.float), 0.0)
+  f = f or (lambda p: xp.ones_like(p))
+  first = xp.min(xp.where(rel, lo, size + 1), axis=-1, initial=size + 1)
   in_first = rel & (lo == first[..., None])
-  r = jnp.sum(in_first, axis=-1).astype(_float())
-  g = jnp.max(jnp.where(in_first, hi - lo + 1, 1), axis=-1, initial=1).astype(_float())
-  steps = jnp.where(r > 0, jnp.minimum(g - r + 1, (cap - first + 1).astype(_float())), 0.0)
-  steps = jnp.maximum(steps, 0.0)
+  r = xp.sum(in_first, axis=-1).astype(xp.float)
+  g = xp.max(xp.where(in_first, hi - lo + 1, 1), axis=-1, initial=1).astype(xp.float)
+  steps = xp.where(r > 0, xp.minimum(g - r + 1, (cap - first + 1).astype(xp.float)), 0.0)
+  steps = xp.maximum(steps, 0.0)
 
   def body(state):
     y, p, acc = state
-    acc = acc + jnp.where(y <= steps, p * f((first - 1).astype(_float()) + y), 0.0)
-    p = p * (g - y - r + 1) / jnp.maximum(g - y, 1.0)
+    acc = acc + xp.where(y <= steps, p * f((first - 1).astype(xp.float) + y), 0.0)
+    p = p * (g - y - r + 1) / xp.maximum(g - y, 1.0)
     return y + 1, p, acc
 
-  init = (_float()(1.0), jnp.where(r > 0, r / g, 0.0), jnp.zeros(first.shape, _float()))
-  _, _, acc = lax.while_loop(lambda s: s[0] <= jnp.max(steps, initial=0.0), body, init)
+  init = (xp.float(1.0), xp.where(r > 0, r / g, 0.0), xp.zeros(first.shape, xp.float))
+  _, _, acc = xp.while_loop(lambda s: s[0] <= xp.max(steps, initial=0.0), body, init)
   return acc
 
 
@@ -317,118 +332,129 @@ def _first_hit(lo, hi, rel, cap, size, f=None):
 
 
 def precision(r, k, o):
+  xp = ops_of(r.lo)
   lo, hi = positions(r, o.ties)
   rel = relevant(r, o)
   hits = _expected_hits(lo, hi, rel, _cap(r, k))
-  return hits / jnp.maximum(precision_denominator(r, k, o), 1), ~jnp.any(rel, axis=-1)
+  return hits / xp.maximum(precision_denominator(r, k, o), 1), ~xp.any(rel, axis=-1)
 
 
 def precision_denominator(r: Ranks, k: int | None, o: Options) -> jax.Array:
   """P@k's denominator per list: k, min(k, n), or n without k."""
+  xp = ops_of(r.lo)
   if k is None:
-    return r.num_items.astype(_float())
+    return r.num_items.astype(xp.float)
   if o.precision_denominator == "k":
     # Behind a barrier: XLA rewrites x / 10 as x * 0.1, one ulp off (3 / 10 -> 0.30000000000000004).
-    return lax.optimization_barrier(jnp.full(r.shape, k, _float()))
-  return jnp.minimum(_cap(r, k), r.num_items).astype(_float())
+    return xp.optimization_barrier(xp.full(r.shape, k, xp.float))
+  return xp.minimum(_cap(r, k), r.num_items).astype(xp.float)
 
 
 def recall(r, k, o):
+  xp = ops_of(r.lo)
   lo, hi = positions(r, o.ties)
   rel = relevant(r, o)
-  nrel = jnp.sum(rel, axis=-1)
-  return _expected_hits(lo, hi, rel, _cap(r, k)) / jnp.maximum(nrel, 1), nrel == 0
+  nrel = xp.sum(rel, axis=-1)
+  return _expected_hits(lo, hi, rel, _cap(r, k)) / xp.maximum(nrel, 1), nrel == 0
 
 
 def fbeta(r, k, o):
   # F = (1 + b^2) P R / (b^2 P + R) = (1 + b^2) hits / (b^2 R + D) = hits / (w R + (1 - w) D)
   # with w = b^2 / (1 + b^2) in [0, 1]: linear in hits, so the expectation over tie orders is
   # exact, and finite for every beta (w = 1 for beta = inf: recall; w -> 0: precision).
+  xp = ops_of(r.lo)
   lo, hi = positions(r, o.ties)
   rel = relevant(r, o)
-  nrel = jnp.sum(rel, axis=-1)
+  nrel = xp.sum(rel, axis=-1)
   hits = _expected_hits(lo, hi, rel, _cap(r, k))
   b2 = o.beta * o.beta  # a float product overflows to inf (never raises, unlike **)
   w, rest = (1.0, 0.0) if b2 == math.inf else (b2 / (1.0 + b2), 1.0 / (1.0 + b2))
   denom = w * nrel + rest * precision_denominator(r, k, o)
-  return hits / jnp.where(denom > 0, denom, 1.0), nrel == 0
+  return hits / xp.where(denom > 0, denom, 1.0), nrel == 0
 
 
 def r_precision(r, k, o):
+  xp = ops_of(r.lo)
   lo, hi = positions(r, o.ties)
   rel = relevant(r, o)
-  nrel = jnp.sum(rel, axis=-1, dtype=jnp.int32)
-  cut = nrel if k is None else jnp.minimum(nrel, min(k, r.lo.shape[-1]))  # nrel <= slots
+  nrel = xp.sum(rel, axis=-1, dtype=xp.int32)
+  cut = nrel if k is None else xp.minimum(nrel, min(k, r.lo.shape[-1]))  # nrel <= slots
   # positions beyond the list do not exist: unranked slots (size + 1) are never within R
-  hits = _expected_hits(lo, hi, rel, jnp.minimum(cut, r.size)[..., None])
-  return hits / jnp.maximum(cut, 1), nrel == 0
+  hits = _expected_hits(lo, hi, rel, xp.minimum(cut, r.size)[..., None])
+  return hits / xp.maximum(cut, 1), nrel == 0
 
 
 def hit_rate(r, k, o):
+  xp = ops_of(r.lo)
   lo, hi = positions(r, o.ties)
   rel = relevant(r, o)
   value = _first_hit(lo, hi, rel, _cap(r, k), r.size)
-  return value, ~jnp.any(rel, axis=-1)
+  return value, ~xp.any(rel, axis=-1)
 
 
 def reciprocal_rank(r, k, o):
+  xp = ops_of(r.lo)
   lo, hi = positions(r, o.ties)
   rel = relevant(r, o)
   value = _first_hit(lo, hi, rel, _cap(r, k), r.size, _reciprocal)
-  return value, ~jnp.any(rel, axis=-1)
+  return value, ~xp.any(rel, axis=-1)
 
 
 def average_precision(r, k, o):
+  xp = ops_of(r.lo)
   lo, hi = positions(r, o.ties)
   rel = relevant(r, o)
   cap = _cap(r, k)
   before, same = _group_counts(lo, rel, r.size)
   a, b, m = _window(lo, hi, cap)
-  g = (hi - lo + 1).astype(_float())
+  g = (hi - lo + 1).astype(xp.float)
   # sum over the group's positions p in (a, b] of (1 + before + (same-1)(p-lo)/(g-1)) / p
   dh = _window_sum(_reciprocal, r.size, a, b)
-  tied = ((1 + before) * dh + (same - 1) / jnp.maximum(g - 1, 1) * (m - lo * dh)) / g
-  exact = jnp.where(lo <= cap, (1 + before) / lo, 0.0)
-  total = jnp.sum(jnp.where(rel, jnp.where(g == 1, exact, tied), 0.0), axis=-1)
-  nrel = jnp.sum(rel, axis=-1)
+  tied = ((1 + before) * dh + (same - 1) / xp.maximum(g - 1, 1) * (m - lo * dh)) / g
+  exact = xp.where(lo <= cap, (1 + before) / lo, 0.0)
+  total = xp.sum(xp.where(rel, xp.where(g == 1, exact, tied), 0.0), axis=-1)
+  nrel = xp.sum(rel, axis=-1)
   if o.ap_denominator == "all":
-    denom = nrel.astype(_float())
+    denom = nrel.astype(xp.float)
   elif o.ap_denominator == "min_k":
-    denom = nrel if k is None else jnp.minimum(nrel, min(k, r.lo.shape[-1]))  # nrel <= slots
-    denom = denom.astype(_float())
+    denom = nrel if k is None else xp.minimum(nrel, min(k, r.lo.shape[-1]))  # nrel <= slots
+    denom = denom.astype(xp.float)
   else:
     denom = _expected_hits(lo, hi, rel, cap)
-  return jnp.where(denom > 0, total / jnp.where(denom > 0, denom, 1), 0.0), nrel == 0
+  return xp.where(denom > 0, total / xp.where(denom > 0, denom, 1), 0.0), nrel == 0
 
 
 def average_recall(r, k, o):
+  xp = ops_of(r.lo)
   lo, hi = positions(r, o.ties)
   rel = relevant(r, o)
   before, same = _group_counts(lo, rel, r.size)
   _, _, m = _window(lo, hi, _cap(r, k))
-  g = (hi - lo + 1).astype(_float())
+  g = (hi - lo + 1).astype(xp.float)
   # sum over positions in the window of (1 + relevant ahead), each divided by R, averaged over R
-  mass = ((1 + before) * m + (same - 1) / jnp.maximum(g - 1, 1) * m * (m - 1) / 2) / g
-  nrel = jnp.sum(rel, axis=-1).astype(_float())
-  total = jnp.sum(jnp.where(rel, mass, 0.0), axis=-1)
-  return total / jnp.maximum(nrel, 1) ** 2, nrel == 0
+  mass = ((1 + before) * m + (same - 1) / xp.maximum(g - 1, 1) * m * (m - 1) / 2) / g
+  nrel = xp.sum(rel, axis=-1).astype(xp.float)
+  total = xp.sum(xp.where(rel, mass, 0.0), axis=-1)
+  return total / xp.maximum(nrel, 1) ** 2, nrel == 0
 
 
 def dcg(r, k, o):
-  return _dcg(r, k, o, o.gain_of(r.grades)), ~jnp.any(r.grades > 0, axis=-1)
+  xp = ops_of(r.lo)
+  return _dcg(r, k, o, o.gain_of(r.grades)), ~xp.any(r.grades > 0, axis=-1)
 
 
 def _dcg(r, k, o, gains):
   """sum of gains x (expected) discount over each list's slots; ``gains`` per slot."""
+  xp = ops_of(r.lo)
   lo, hi = positions(r, o.ties)
   cap = _cap(r, k)
   disc = o.discount_fn
-  gains = jnp.where(r.grades > 0, gains, 0.0)
+  gains = xp.where(r.grades > 0, gains, 0.0)
   a, b, _ = _window(lo, hi, cap)
   g = hi - lo + 1
-  exact = jnp.where(lo <= cap, disc(lo.astype(_float())), 0.0)
-  weight = jnp.where(g == 1, exact, _window_sum(disc, r.size, a, b) / g)
-  return jnp.sum(jnp.where(weight > 0, gains * weight, 0.0), axis=-1)  # inf x 0 is no gain
+  exact = xp.where(lo <= cap, disc(lo.astype(xp.float)), 0.0)
+  weight = xp.where(g == 1, exact, _window_sum(disc, r.size, a, b) / g)
+  return xp.sum(xp.where(weight > 0, gains * weight, 0.0), axis=-1)  # inf x 0 is no gain
 
 
 def ideal_dcg(r: Ranks, k: int | None, o: Options, relative: bool = False) -> jax.Array:
@@ -436,79 +462,83 @@ def ideal_dcg(r: Ranks, k: int | None, o: Options, relative: bool = False) -> ja
 
   ``relative=True`` uses :func:`relative_gains` (the ideal DCG over the list's largest gain).
   """
+  xp = ops_of(r.lo)
   m = r.grades.shape[-1]
   # cut at k only: a ranked-ids list may hold fewer items (size) than relevant ones (m)
   cap = m if k is None else min(k, m)
-  if jax.device_count() == 1:
+  if xp.device_count() == 1:
     # A float32 top_k of the cap largest (the grades are >= 0 and not NaN: the top_k's bit order
     # is their value order). On CPU 10x faster than the sort below with one slot per item
     # (10,000 x 1,000, k = 10: 26 vs 269 ms, most of a jitted ndcg without max_relevant).
-    best = lax.top_k(r.grades, cap)[0]
+    best = xp.top_k(r.grades, cap)
   else:
     # GSPMD gathers a top_k's operand across devices when the lists are sharded (it does not
     # for a sort): one single-operand int32 sort (non-negative floats sort like their bits).
-    bits = lax.sort(lax.bitcast_convert_type(r.grades, jnp.int32), dimension=-1)
-    best = lax.bitcast_convert_type(bits[..., ::-1][..., :cap], jnp.float32)  # grades' dtype
+    bits = xp.sort(xp.bitcast(r.grades, xp.int32), axis=-1)
+    best = xp.bitcast(bits[..., ::-1][..., :cap], xp.float32)  # grades' dtype
   gains = relative_gains(best, r.grades, o) if relative else o.gain_of(best)
-  disc = o.discount_fn(jnp.arange(1, cap + 1, dtype=_float()))
-  return jnp.sum(jnp.where(best > 0, gains * disc, 0.0), axis=-1)
+  disc = o.discount_fn(xp.arange(1, cap + 1, dtype=xp.float))
+  return xp.sum(xp.where(best > 0, gains * disc, 0.0), axis=-1)
 
 
 def ndcg(r, k, o):
   # Gains over the list's largest gain: the same ratio, and no sum overflows (relative_gains).
+  xp = ops_of(r.lo)
   ideal = ideal_dcg(r, k, o, relative=True)
-  value = _dcg(r, k, o, relative_gains(r.grades, r.grades, o)) / jnp.where(ideal > 0, ideal, 1.0)
-  return jnp.clip(value, 0.0, 1.0), ~(ideal > 0)
+  value = _dcg(r, k, o, relative_gains(r.grades, r.grades, o)) / xp.where(ideal > 0, ideal, 1.0)
+  return xp.clip(value, 0.0, 1.0), ~(ideal > 0)
 
 
 def mean_rank(r, k, o):
+  xp = ops_of(r.lo)
   lo, hi = positions(r, o.ties)
   rel = relevant(r, o)
   # k + 1 as a float: any k (a huge one too) without int32 overflow
-  censor = (r.num_items + 1 if k is None else jnp.full(r.shape, float(k) + 1.0)).astype(_float())
+  censor = (r.num_items + 1 if k is None else xp.full(r.shape, float(k) + 1.0)).astype(xp.float)
   c = censor[..., None]
-  lo_f, hi_f = lo.astype(_float()), hi.astype(_float())
-  top = jnp.minimum(hi_f, c - 1)
-  below = jnp.where(top >= lo_f, (lo_f + top) * (top - lo_f + 1) / 2, 0.0)
-  beyond = c * jnp.maximum(hi_f - jnp.maximum(lo_f, c) + 1, 0.0)
+  lo_f, hi_f = lo.astype(xp.float), hi.astype(xp.float)
+  top = xp.minimum(hi_f, c - 1)
+  below = xp.where(top >= lo_f, (lo_f + top) * (top - lo_f + 1) / 2, 0.0)
+  beyond = c * xp.maximum(hi_f - xp.maximum(lo_f, c) + 1, 0.0)
   expected = (below + beyond) / (hi_f - lo_f + 1)
-  expected = jnp.where(lo > r.size, c, expected)  # unranked: censored, whatever k is
-  nrel = jnp.sum(rel, axis=-1)
-  return jnp.sum(jnp.where(rel, expected, 0.0), axis=-1) / jnp.maximum(nrel, 1), nrel == 0
+  expected = xp.where(lo > r.size, c, expected)  # unranked: censored, whatever k is
+  nrel = xp.sum(rel, axis=-1)
+  return xp.sum(xp.where(rel, expected, 0.0), axis=-1) / xp.maximum(nrel, 1), nrel == 0
 
 
 def err(r, k, o):
   # ERR = sum_i R_i / rank_i prod_{j ahead of i} (1 - R_j), R = (2^y - 1) / 2^max_grade: the
   # cascade of Chapelle et al. (2009). Relevant slots in strictly earlier tie groups are ahead
   # for sure (A below); inside a group the order is uniform, handled exactly by _err_groups.
+  xp = ops_of(r.lo)
   lo, hi = positions(r, o.ties)
   cap = _cap(r, k)
   rel = (r.grades > 0) & (lo <= r.size)
-  y = r.grades.astype(_float())
-  stop = jnp.clip(jnp.exp2(y - o.max_grade) - jnp.exp2(-o.max_grade), 0.0, 1.0)
-  stop = jnp.where(rel, stop, 0.0)
+  y = r.grades.astype(xp.float)
+  stop = xp.clip(xp.exp2(y - o.max_grade) - xp.exp2(-o.max_grade), 0.0, 1.0)
+  stop = xp.where(rel, stop, 0.0)
   keep = 1.0 - stop
   # A_i = prod of keep over relevant slots of earlier groups: one sort by rank, a cumprod.
-  key = jnp.where(rel, lo, jnp.iinfo(jnp.int32).max)
-  sorted_key, sorted_keep = lax.sort((key, keep), dimension=-1, num_keys=1)
-  ahead = jnp.concatenate([jnp.ones_like(sorted_keep[..., :1]),
-                           jnp.cumprod(sorted_keep, axis=-1)[..., :-1]], axis=-1)
-  first = _searchsorted(sorted_key, lo, "left").astype(jnp.int32)
-  same = (_searchsorted(sorted_key, lo, "right") - first).astype(_float())
-  a_prod = jnp.take_along_axis(ahead, jnp.minimum(first, ahead.shape[-1] - 1), axis=-1)
-  g = (hi - lo + 1).astype(_float())
+  key = xp.where(rel, lo, xp.iinfo(xp.int32).max)
+  sorted_key, sorted_keep = xp.sort_together((key, keep), num_keys=1)
+  ahead = xp.concatenate([xp.ones_like(sorted_keep[..., :1]),
+                           xp.cumprod(sorted_keep, axis=-1)[..., :-1]], axis=-1)
+  first = _searchsorted(sorted_key, lo, "left").astype(xp.int32)
+  same = (_searchsorted(sorted_key, lo, "right") - first).astype(xp.float)
+  a_prod = xp.take_along_axis(ahead, xp.minimum(first, ahead.shape[-1] - 1), axis=-1)
+  g = (hi - lo + 1).astype(xp.float)
 
   def alone(_):  # every group holds at most one relevant slot: the mean of 1/p over its window
     a, b, _ = _window(lo, hi, cap)
-    w = jnp.where(g == 1, jnp.where(lo <= cap, 1.0 / lo.astype(_float()), 0.0),
+    w = xp.where(g == 1, xp.where(lo <= cap, 1.0 / lo.astype(xp.float), 0.0),
                   _window_sum(_reciprocal, r.size, a, b) / g)
-    return jnp.sum(jnp.where(rel, stop * a_prod * w, 0.0), axis=-1)
+    return xp.sum(xp.where(rel, stop * a_prod * w, 0.0), axis=-1)
 
   def grouped(_):
     return _err_groups(lo, g, rel, keep, a_prod, same, cap)
 
-  value = lax.cond(jnp.any(rel & (same >= 2)), grouped, alone, None)
-  return value, ~jnp.any(r.grades > 0, axis=-1)
+  value = xp.cond(xp.any(rel & (same >= 2)), grouped, alone, None)
+  return value, ~xp.any(r.grades > 0, axis=-1)
 
 
 def _err_groups(lo, g, rel, keep, a_prod, q, cap):
@@ -521,47 +551,48 @@ def _err_groups(lo, g, rel, keep, a_prod, q, cap):
   relevant position P_l is the l-th order statistic of q positions out of g, so the group adds
   A sum_l D_l E[1/(lo - 1 + P_l); lo - 1 + P_l <= cap].
   """
+  xp = ops_of(lo)
   m = lo.shape[-1]
-  idx = jnp.arange(m)
+  idx = xp.arange(m)
   same = rel[..., :, None] & rel[..., None, :] & (lo[..., :, None] == lo[..., None, :])
-  rep = rel & ~jnp.any(same & (idx[None, :] < idx[:, None]), axis=-1)  # first slot of its group
-  levels = jnp.arange(m + 1, dtype=_float())
+  rep = rel & ~xp.any(same & (idx[None, :] < idx[:, None]), axis=-1)  # first slot of its group
+  levels = xp.arange(m + 1, dtype=xp.float)
 
   def add(j, state):  # E over the subsets of the group's slots seen so far, slot j joins
     mean, s = state
     join = same[..., j]
     x = keep[..., j][..., None, None]
-    shifted = jnp.concatenate([jnp.zeros_like(mean[..., :1]), mean[..., :-1]], axis=-1)
+    shifted = xp.concatenate([xp.zeros_like(mean[..., :1]), mean[..., :-1]], axis=-1)
     new = (mean * (s + 1 - levels) + x * shifted * levels) / (s + 1)
-    return jnp.where(join[..., None], new, mean), jnp.where(join[..., None], s + 1, s)
+    return xp.where(join[..., None], new, mean), xp.where(join[..., None], s + 1, s)
 
-  mean0 = jnp.zeros(lo.shape + (m + 1,), _float()).at[..., 0].set(1.0)
-  s0 = jnp.zeros(lo.shape + (1,), _float())
-  mean, _ = lax.fori_loop(0, m, add, (mean0, s0))
+  mean0 = xp.scatter_set(xp.zeros(lo.shape + (m + 1,), xp.float), (..., 0), 1.0)
+  s0 = xp.zeros(lo.shape + (1,), xp.float)
+  mean, _ = xp.fori_loop(0, m, add, (mean0, s0))
   ell = levels[1:]  # l = 1..m
   qq, gg = q[..., None], g[..., None]
-  stop_at = jnp.where(ell <= qq, mean[..., :-1] - mean[..., 1:], 0.0)
+  stop_at = xp.where(ell <= qq, mean[..., :-1] - mean[..., 1:], 0.0)
   # P(P_l = l) = prod_{i < l} (q - i) / (g - i); then P(P_l = p + 1) / P(P_l = p) =
   # p (g - p - q + l) / ((p - l + 1) (g - p)).
-  start = jnp.cumprod(jnp.clip((qq - ell + 1) / jnp.maximum(gg - ell + 1, 1.0), 0.0, 1.0),
+  start = xp.cumprod(xp.clip((qq - ell + 1) / xp.maximum(gg - ell + 1, 1.0), 0.0, 1.0),
                       axis=-1)
-  lo_f = lo.astype(_float())[..., None]
-  last = jnp.minimum(g, (cap - lo + 1).astype(_float()))  # positions of the group counted
-  steps = jnp.max(jnp.where(rep, last, 0.0), initial=0.0)
+  lo_f = lo.astype(xp.float)[..., None]
+  last = xp.minimum(g, (cap - lo + 1).astype(xp.float))  # positions of the group counted
+  steps = xp.max(xp.where(rep, last, 0.0), initial=0.0)
 
   def body(state):
     p, prob, acc = state
     on = (ell <= p) & (p <= gg - qq + ell) & (p <= last[..., None]) & (ell <= qq)
-    acc = acc + jnp.where(on, prob / (lo_f - 1 + p), 0.0)
+    acc = acc + xp.where(on, prob / (lo_f - 1 + p), 0.0)
     move = ell <= p
-    ratio = p * (gg - p - qq + ell) / jnp.maximum((p - ell + 1) * (gg - p), 1.0)
-    prob = jnp.where(move, prob * jnp.maximum(ratio, 0.0), prob)
+    ratio = p * (gg - p - qq + ell) / xp.maximum((p - ell + 1) * (gg - p), 1.0)
+    prob = xp.where(move, prob * xp.maximum(ratio, 0.0), prob)
     return p + 1, prob, acc
 
-  init = (_float()(1.0), start, jnp.zeros(start.shape, _float()))
-  _, _, acc = lax.while_loop(lambda s: s[0] <= steps, body, init)
-  value = a_prod * jnp.sum(stop_at * acc, axis=-1)
-  return jnp.sum(jnp.where(rep, value, 0.0), axis=-1)
+  init = (xp.float(1.0), start, xp.zeros(start.shape, xp.float))
+  _, _, acc = xp.while_loop(lambda s: s[0] <= steps, body, init)
+  value = a_prod * xp.sum(stop_at * acc, axis=-1)
+  return xp.sum(xp.where(rep, value, 0.0), axis=-1)
 
 
 def rbp(r, k, o):
@@ -571,26 +602,28 @@ def rbp(r, k, o):
   # are divided in float32 below: equal to ~1e-8 there, a strict xfail until they are not).
   # RBP = (1 - p) sum_i gain_i p^(rank_i - 1); a tie group spreads p^(rank - 1) evenly over its
   # window (a, b]: (1 - p) sum_{q=a+1}^{b} p^(q-1) / g = (p^a - p^b) / g. Exact by linearity.
+  xp = ops_of(r.lo)
   lo, hi = positions(r, o.ties)
   a, b, _ = _window(lo, hi, _cap(r, k))
   p = o.persistence
-  weight = (jnp.power(p, a.astype(_float())) - jnp.power(p, b.astype(_float()))) / (
-      hi - lo + 1).astype(_float())
+  weight = (xp.power(p, a.astype(xp.float)) - xp.power(p, b.astype(xp.float))) / (
+      hi - lo + 1).astype(xp.float)
   rel = relevant(r, o)
   if o.graded:  # grades over the list's largest grade when it is above 1 (trec_eval's rbp)
-    top = jnp.max(jnp.where(r.grades > 0, r.grades, 0.0), axis=-1, keepdims=True, initial=0.0)
-    gains = jnp.where(r.grades > 0, r.grades / jnp.maximum(top, 1.0), 0.0).astype(_float())
+    top = xp.max(xp.where(r.grades > 0, r.grades, 0.0), axis=-1, keepdims=True, initial=0.0)
+    gains = xp.where(r.grades > 0, r.grades / xp.maximum(top, 1.0), 0.0).astype(xp.float)
   else:
-    gains = rel.astype(_float())
-  value = jnp.sum(jnp.where(weight > 0, gains * weight, 0.0), axis=-1)
-  return value, ~jnp.any(rel if not o.graded else r.grades > 0, axis=-1)
+    gains = rel.astype(xp.float)
+  value = xp.sum(xp.where(weight > 0, gains * weight, 0.0), axis=-1)
+  return value, ~xp.any(rel if not o.graded else r.grades > 0, axis=-1)
 
 
 def rbp_residual(r, k, o):
   # Every position beyond the evaluated depth d = min(k, n) is unknown: p^d of RBP's weight.
-  depth = r.num_items if k is None else jnp.minimum(r.num_items, k)
-  value = jnp.power(o.persistence, depth.astype(_float()))
-  return value, jnp.zeros(r.shape, bool)
+  xp = ops_of(r.lo)
+  depth = r.num_items if k is None else xp.minimum(r.num_items, k)
+  value = xp.power(o.persistence, depth.astype(xp.float))
+  return value, xp.zeros(r.shape, bool)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -600,7 +633,8 @@ def rbp_residual(r, k, o):
 
 def _below(keys: jax.Array, mask: jax.Array, queries: jax.Array) -> tuple[jax.Array, jax.Array]:
   """Per query: #{masked keys < query} and #{masked keys == query} (one sort, two searches)."""
-  ranks = lax.sort(jnp.where(mask, keys, jnp.iinfo(jnp.int32).max), dimension=-1)
+  xp = ops_of(keys)
+  ranks = xp.sort(xp.where(mask, keys, xp.iinfo(xp.int32).max), axis=-1)
   before = _searchsorted(ranks, queries, "left")
   return before, _searchsorted(ranks, queries, "right") - before
 
@@ -615,16 +649,17 @@ def judged_counts(r: Ranks, o: Options) -> dict[str, jax.Array]:
   ``num_rel`` (R, ranked or not). Without :class:`~jaxrank._core.ranks.Judgments` every ranked item
   is judged: the non-relevant items above a slot are all its items above minus the relevant ones.
   """
+  xp = ops_of(r.lo)
   rel = relevant(r, o)
   ranked = r.lo <= r.size
   before, same = _group_counts(r.lo, rel & ranked)
-  num_rel = jnp.sum(rel, axis=-1).astype(_float())
+  num_rel = xp.sum(rel, axis=-1).astype(xp.float)
   if r.judged is None:
-    zeros = jnp.zeros(r.lo.shape, _float())
-    g = (r.hi - r.lo + 1).astype(_float())
-    return dict(nonrel=(r.lo - 1).astype(_float()) - before, nonrel_tied=g - same,
+    zeros = xp.zeros(r.lo.shape, xp.float)
+    g = (r.hi - r.lo + 1).astype(xp.float)
+    return dict(nonrel=(r.lo - 1).astype(xp.float) - before, nonrel_tied=g - same,
                 pooled=zeros, pooled_tied=zeros, num_rel=num_rel,
-                judged_nonrel=r.num_items.astype(_float()) - jnp.sum(rel & ranked, axis=-1))
+                judged_nonrel=r.num_items.astype(xp.float) - xp.sum(rel & ranked, axis=-1))
   j = r.judged
   sub = (r.grades > 0) & ~rel  # judged, graded below the threshold: not relevant
   zero = j.kind == 1
@@ -633,7 +668,7 @@ def judged_counts(r: Ranks, o: Options) -> dict[str, jax.Array]:
   p_above, p_tied = _below(j.lo, (j.kind == 2) & (j.lo <= r.size), r.lo)
   return dict(nonrel=z_above + s_above, nonrel_tied=z_tied + s_tied, pooled=p_above,
               pooled_tied=p_tied, num_rel=num_rel,
-              judged_nonrel=(jnp.sum(zero, axis=-1) + jnp.sum(sub, axis=-1)).astype(_float()))
+              judged_nonrel=(xp.sum(zero, axis=-1) + xp.sum(sub, axis=-1)).astype(xp.float))
 
 
 def _no_cutoff(name: str, k: int | None) -> None:
@@ -648,23 +683,24 @@ def bpref(r, k, o):
   # bpref = (1/R) sum over retrieved relevant i of 1 - min(n_i, R) / min(N, R), n_i the judged
   # non-relevant items above i (trec_eval). In i's tie group of u judged non-relevant items the
   # number of them ahead of i is uniform on 0..u (average), 0 (optimistic) or u (pessimistic).
+  xp = ops_of(r.lo)
   _no_cutoff("bpref", k)
   positions(r, o.ties)  # the same error for ties="first" on unresolved Ranks
   c = judged_counts(r, o)
   big_r = c["num_rel"][..., None]
   n0, u = c["nonrel"], c["nonrel_tied"]
   if r.resolved or o.ties == "first" or o.ties == "optimistic":
-    capped = jnp.minimum(n0, big_r)
+    capped = xp.minimum(n0, big_r)
   elif o.ties == "pessimistic":
-    capped = jnp.minimum(n0 + u, big_r)
+    capped = xp.minimum(n0 + u, big_r)
   else:  # mean of min(n0 + b, R) over b = 0..u: c terms below R, the rest equal to R
-    below = jnp.clip(big_r - n0, 0.0, u + 1)
+    below = xp.clip(big_r - n0, 0.0, u + 1)
     capped = (below * n0 + below * (below - 1) / 2 + (u + 1 - below) * big_r) / (u + 1)
-  denom = jnp.minimum(c["judged_nonrel"][..., None], big_r)
-  term = jnp.where(denom > 0, 1.0 - capped / jnp.where(denom > 0, denom, 1.0), 1.0)
+  denom = xp.minimum(c["judged_nonrel"][..., None], big_r)
+  term = xp.where(denom > 0, 1.0 - capped / xp.where(denom > 0, denom, 1.0), 1.0)
   retrieved = relevant(r, o) & (r.lo <= r.size)
-  total = jnp.sum(jnp.where(retrieved, term, 0.0), axis=-1)
-  return total / jnp.maximum(c["num_rel"], 1.0), c["num_rel"] == 0
+  total = xp.sum(xp.where(retrieved, term, 0.0), axis=-1)
+  return total / xp.maximum(c["num_rel"], 1.0), c["num_rel"] == 0
 
 
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
@@ -680,6 +716,7 @@ def infap(r, k, o):
   # (1 at i = 0), summed and divided by R. Optimistic / pessimistic ties put every non-relevant
   # item of the group behind / ahead of the relevant ones; "average" is exact for relevant
   # items without ties, and the list is NaN when one is tied (no closed form).
+  xp = ops_of(r.lo)
   _no_cutoff("infap", k)
   c = judged_counts(r, o)
   rel = relevant(r, o)
@@ -693,14 +730,14 @@ def infap(r, k, o):
     ahead = o.ties == "pessimistic"
     nonrel = c["nonrel"] + (c["nonrel_tied"] if ahead else 0.0)
     pooled = c["pooled"] + (c["pooled_tied"] if ahead else 0.0)
-  i = (pos - 1).astype(_float())
+  i = (pos - 1).astype(xp.float)
   eps = INFAP_EPSILON
-  frac = (rel_above + nonrel + pooled) / jnp.maximum(i, 1.0)
+  frac = (rel_above + nonrel + pooled) / xp.maximum(i, 1.0)
   term = 1.0 / (i + 1) + i / (i + 1) * frac * ((rel_above + eps) / (rel_above + nonrel + 2 * eps))
-  term = jnp.where(i == 0, 1.0, term)
-  value = jnp.sum(jnp.where(retrieved, term, 0.0), axis=-1) / jnp.maximum(c["num_rel"], 1.0)
+  term = xp.where(i == 0, 1.0, term)
+  value = xp.sum(xp.where(retrieved, term, 0.0), axis=-1) / xp.maximum(c["num_rel"], 1.0)
   if not r.resolved and o.ties == "average":
-    value = jnp.where(jnp.any(retrieved & (r.hi > r.lo), axis=-1), jnp.nan, value)
+    value = xp.where(xp.any(retrieved & (r.hi > r.lo), axis=-1), xp.nan, value)
   return value, c["num_rel"] == 0
 
 
@@ -708,30 +745,75 @@ def judged(r, k, o):
   # Judged@k (ir_measures): the share of the top min(k, n) items that carry a judgment (a qrels
   # entry of any value: graded, grade 0, or in the pool but unjudged). Optimistic / pessimistic
   # ties put a group's judged items first / last, "average" counts each in expectation.
+  xp = ops_of(r.lo)
   positions(r, o.ties)  # the same error for ties="first" on unresolved Ranks
   cap = _cap(r, k)
-  depth = (r.num_items if k is None else jnp.minimum(r.num_items, k)).astype(_float())
+  depth = (r.num_items if k is None else xp.minimum(r.num_items, k)).astype(xp.float)
   if r.judged is None:  # every ranked item is judged
     count = depth
   else:
-    lo = jnp.concatenate([r.lo, r.judged.lo], axis=-1)
-    hi = jnp.concatenate([r.hi, r.judged.hi], axis=-1)
-    mask = jnp.concatenate([r.grades > 0, r.judged.kind > 0], axis=-1) & (lo <= r.size)
+    lo = xp.concatenate([r.lo, r.judged.lo], axis=-1)
+    hi = xp.concatenate([r.hi, r.judged.hi], axis=-1)
+    mask = xp.concatenate([r.grades > 0, r.judged.kind > 0], axis=-1) & (lo <= r.size)
     if r.resolved or o.ties in ("average", "first"):
       count = _expected_hits(lo, hi, mask, cap)
     else:  # a group's judged items fill its first (last) places; spread over its judged items
       _, same = _group_counts(lo, mask)
-      first = lo if o.ties == "optimistic" else hi.astype(_float()) - same + 1
-      inside = jnp.clip(cap - first + 1, 0.0, same)
-      count = jnp.sum(jnp.where(mask, inside / jnp.maximum(same, 1.0), 0.0), axis=-1)
-  return count / jnp.maximum(depth, 1.0), depth == 0
+      first = lo if o.ties == "optimistic" else hi.astype(xp.float) - same + 1
+      inside = xp.clip(cap - first + 1, 0.0, same)
+      count = xp.sum(xp.where(mask, inside / xp.maximum(same, 1.0), 0.0), axis=-1)
+  return count / xp.maximum(depth, 1.0), depth == 0
+
+
+# An overflowed list's value (more relevant items than slots, only possible under jit with too
+# small a max_relevant): a quiet NaN with a payload of its own, so a mean under empty="skip"
+# that sees only the values (jaxrank.mean, as_loss) tells it from an empty list's NaN and keeps
+# it. float32's bit pattern; float64's is the same NaN converted (the conversion keeps payloads).
+_OVERFLOW_BITS32 = 0x7FE50000
+
+
+def overflow_nan(dtype) -> np.ndarray:
+  """The NaN that marks an overflowed list, as a scalar of float ``dtype``.
+
+  Example:
+    >>> import numpy as np
+    >>> from jaxrank._core import formulas as _formulas
+    >>> v = _formulas.overflow_nan(np.float32)
+    >>> bool(np.isnan(v)), hex(v.view(np.uint32))
+    (True, '0x7fe50000')
+  """
+  return np.array(_OVERFLOW_BITS32, np.uint32).view(np.float32).astype(dtype)
+
+
+def overflowed(values: jax.Array) -> jax.Array:
+  """Which values are :func:`overflow_nan` (an overflowed list's), not any other NaN.
+
+  Only float32 and float64 hold the mark (the metrics' dtypes); other dtypes give all False.
+  Selecting, slicing, stacking and float32 -> float64 conversion keep it; arithmetic on a NaN may
+  not.
+
+  Example:
+    >>> import numpy as np
+    >>> from jaxrank._core import formulas as _formulas
+    >>> _formulas.overflowed(np.array([1.0, np.nan, _formulas.overflow_nan(np.float64)])).tolist()
+    [False, False, True]
+  """
+  xp = ops_of(values)
+  values = xp.asarray(values)
+  bits = {np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}.get(
+      np.dtype(values.dtype))
+  if bits is None:
+    return xp.zeros(values.shape, bool)
+  mark = overflow_nan(values.dtype).view(bits)
+  return xp.bitcast(values, bits) == mark
 
 
 def finish(value: jax.Array, empty: jax.Array, r: Ranks, o: Options) -> jax.Array:
-  """Applies the empty-list policy and marks overflowed lists NaN."""
-  value = value.astype(_float())
+  """Applies the empty-list policy and marks overflowed lists with :func:`overflow_nan`."""
+  xp = ops_of(r.lo)
+  value = value.astype(xp.float)
   if o.empty == "zero":
-    value = jnp.where(empty, 0.0, value)
+    value = xp.where(empty, 0.0, value)
   else:
-    value = jnp.where(empty, jnp.nan, value)
-  return jnp.where(r.overflow, jnp.nan, value)
+    value = xp.where(empty, xp.nan, value)
+  return xp.where(r.overflow, overflow_nan(value.dtype), value)

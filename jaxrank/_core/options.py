@@ -37,12 +37,9 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import jax
-import jax.numpy as jnp
-
 from jaxrank._core import checks as _checks
 from jaxrank._core import formulas as _formulas
-from jaxrank._core import ranks as _ranks
+from jaxrank._core import rankform as _rankform
 from jaxrank._core.formulas import Options
 
 
@@ -124,7 +121,7 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
            "``\"average\"`` (default; the exact expectation over all orders of tied scores), "
            "``\"optimistic\"`` (relevant, higher-graded items first in each tie), "
            "``\"pessimistic\"`` (last), or ``\"first\"`` (earlier index first, or larger "
-           "``tie_key`` first).", _choice("ties", _ranks.TIES)),
+           "``tie_key`` first).", _choice("ties", _rankform.TIES)),
     Option("tie_key", None, "ArrayLike | None", "input",
            "``[..., n]`` secondary key for ``ties=\"first\"``."),
     Option("empty", "zero", "str", "formula",
@@ -211,6 +208,8 @@ def probe(name: str, fn: Callable, of: str) -> None:
 
 @functools.lru_cache(maxsize=64)
 def _probe(name: str, fn: Callable, of: str) -> None:
+  import jax  # here only: importing the options (the host's metric names) needs no JAX
+  import jax.numpy as jnp
   x = jnp.asarray([[1.0, 2.0, 3.0]], jnp.float32)
   try:
     with jax.ensure_compile_time_eval():

@@ -11,7 +11,8 @@ holds exactly that, for any number of leading batch dimensions ``...`` and ``m``
 * ``grades[..., m]`` (float32): the relevance grade of each slot's item; 0 marks an unused slot.
 * ``num_items[...]`` (int32): how many valid items the list ranks (``n`` in the docs).
 * ``overflow[...]`` (bool): the list had more relevant items than slots (only possible under
-  ``jit`` with too small a ``max_relevant``); every metric of such a list is NaN.
+  ``jit`` with too small a ``max_relevant``); every metric of such a list is NaN, a NaN that
+  every mean keeps (``empty="skip"`` too, which drops only empty lists' NaN).
 * ``size`` (static int): the largest possible rank, i.e. the padded list length.
 * ``judged`` (optional :class:`Judgments`): the items that are not relevant slots but carry a
   judgment, for the metrics that tell judged from unjudged items (``bpref``, ``infap``,
@@ -43,7 +44,6 @@ int32 are then replaced on the host by their dense ranks (same order), see :func
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 
@@ -54,71 +54,16 @@ from jax import lax
 from jax.typing import ArrayLike
 
 from jaxrank._core import checks as _checks
+from jaxrank._core.rankform import POOLED, TIES, UNUSED, ZERO, Judgments, Ranks  # noqa: F401
 
-TIES = ("average", "optimistic", "pessimistic", "first")
 METHODS = ("auto", "count", "sort")
 
-
-# Judgments.kind values.
-UNUSED, ZERO, POOLED = 0, 1, 2
-
-
-@functools.partial(jax.tree_util.register_dataclass, data_fields=["lo", "hi", "kind"],
-                   meta_fields=[])
-@dataclasses.dataclass(frozen=True)
-class Judgments:
-  """The judged items of each list that are not relevant slots: the "judged, grade 0" slots.
-
-  * ``lo[..., z]``, ``hi[..., z]`` (int32): their tie bounds, as :class:`Ranks`' (``size + 1``
-    for an item that is not ranked: padding, or a judged id absent from a ranked list);
-  * ``kind[..., z]`` (int8): ``ZERO`` (1) judged with grade 0, ``POOLED`` (2) in the pool but
-    unjudged (a negative judgment), ``UNUSED`` (0) an empty slot.
-
-  Items that are neither relevant slots nor here are not judged. Built by the same counting pass
-  as the relevant slots (their indices are appended to the slots), only when judgments are given.
-  """
-
-  lo: jax.Array
-  hi: jax.Array
-  kind: jax.Array
-
-
-@functools.partial(
-    jax.tree_util.register_dataclass,
-    data_fields=["lo", "hi", "grades", "num_items", "overflow", "judged"],
-    meta_fields=["size", "resolved"],
-)
-@dataclasses.dataclass(frozen=True)
-class Ranks:
-  """Ranks of the relevant items of a batch of lists (see the module docstring).
-
-  ``resolved`` is True when ties were already broken at construction (``ties="first"`` or an input
-  form without scores), so ``lo == hi`` everywhere. Build one with :func:`from_dense`,
-  :func:`from_sparse`, :func:`from_ranked_ids` or :func:`from_candidates`; every metric and
-  :func:`jaxrank.evaluate` accept it in place of ``(scores, labels)``.
-
-  Example (the two relevant items tie for ranks 2-3):
-    >>> import jaxrank
-    >>> r = jaxrank.from_dense([[0.9, 0.8, 0.8, 0.1]], [[0, 2, 1, 0]])
-    >>> r.lo.tolist(), r.hi.tolist(), r.grades.tolist(), r.shape
-    ([[2, 2]], [[3, 3]], [[2.0, 1.0]], (1,))
-    >>> float(jaxrank.reciprocal_rank(r)[0])
-    0.5
-  """
-
-  lo: jax.Array
-  hi: jax.Array
-  grades: jax.Array
-  num_items: jax.Array
-  overflow: jax.Array
-  size: int
-  resolved: bool = False
-  judged: Judgments | None = None
-
-  @property
-  def shape(self) -> tuple[int, ...]:
-    """The leading (batch) shape: the shape of every per-list metric."""
-    return tuple(self.num_items.shape)
+# Ranks and Judgments are defined without JAX (jaxrank._core.rankform: the formulas also read
+# them on NumPy arrays); here they become pytrees, so they pass through jit, vmap and shard_map.
+jax.tree_util.register_dataclass(Judgments, data_fields=["lo", "hi", "kind"], meta_fields=[])
+jax.tree_util.register_dataclass(
+    Ranks, data_fields=["lo", "hi", "grades", "num_items", "overflow", "judged"],
+    meta_fields=["size", "resolved"])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -233,7 +178,7 @@ def _float_holding_values(arrays: list[jax.Array]) -> np.dtype | None:
   limit = 2 ** _precision_bits(f)
   for a in arrays:
     if not jnp.issubdtype(a.dtype, jnp.floating) and a.size:
-      low, high = (int(v) for v in jax.device_get((jnp.min(a), jnp.max(a))))
+      low, high = (int(v) for v in _checks.host_values(lambda x: (jnp.min(x), jnp.max(x)), a))
       if low < -limit or high > limit:
         return None
   return f
@@ -657,7 +602,10 @@ def from_dense(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | None = N
       id order to reproduce trec_eval.
     max_relevant: number of relevant slots per list. ``None`` computes it from concrete labels
       (rounded up so few distinct values compile); under ``jit`` it falls back to ``n``, so pass
-      it there for speed. A traced list with more relevant items than slots yields NaN metrics.
+      it there for speed (the metric functions, :func:`jaxrank.evaluate` and
+      :class:`jaxrank.MetricState`, which return values rather than these slots, use 64 slots
+      where no list has more relevant items: :data:`TRACED_SLOTS`). A traced list with more
+      relevant items than slots yields NaN metrics.
     method: ``"auto"``, ``"count"`` (compare every slot with every item) or ``"sort"`` (sort each
       list once, then binary-search); the result never depends on it.
     judged: optional ``[..., n]`` bool, which items carry a judgment (are in the qrels); see the
@@ -739,7 +687,8 @@ def judged_slot_count(labels: jax.Array, valid: jax.Array | None, judged: jax.Ar
   if not all(_checks.is_concrete(x) for x in (labels, valid, judged) if x is not None):
     return (n if max_relevant is None else min(_checks.check_k(max_relevant, "max_relevant"), n),
             n, False)
-  most, extra, nan, huge = (int(v) for v in np.asarray(_judged_summary(labels, valid, judged)))
+  most, extra, nan, huge = (int(v) for v in _checks.host_values(_judged_summary, labels, valid,
+                                                                 judged))
   _checks.raise_label_error("labels", labels, bool(nan), False, bool(huge))
   if max_relevant is None:
     return bucket(most, n), bucket(extra, n), True
@@ -790,6 +739,45 @@ def slot_count(labels: jax.Array, valid: jax.Array | None,
   return min(max_relevant, n), most is not None
 
 
+# Under jit without max_relevant the most relevant items of a list are unknown at trace time,
+# and one slot per item is always enough but costly: 1,000 x 1,000 lists, five metrics, on a
+# 2-core CPU, a jitted MetricState.update took ~300 ms against ~10 ms with max_relevant=16.
+# The metric values (not a returned Ranks, whose slot count is its shape) are then computed with
+# TRACED_SLOTS slots when no list has more relevant items, and with one per item otherwise: both
+# are compiled, and a lax.cond on the lists' count picks one at run time.
+TRACED_SLOTS = 64
+
+
+def traced_slots(scores: jax.Array, valid: jax.Array | None, tie_key: jax.Array | None, *,
+                 ties: str, method: str, cut: int | None, max_relevant: int | None,
+                 static: dict) -> tuple[int, int | None] | None:
+  """``(slots, cut)`` of the cheaper rank core for labels traced without ``max_relevant`` (see
+  :data:`TRACED_SLOTS`), or ``None`` where :func:`dense_arguments`' ``static`` is used alone:
+  labels counted on the host, ``max_relevant`` given, a ``judged`` mask, or short lists.
+
+  Example:
+    >>> import jax.numpy as jnp
+    >>> from jaxrank._core import ranks as _ranks
+    >>> s = jnp.zeros((2, 1000))
+    >>> _ranks.traced_slots(s, None, None, ties="average", method="auto", cut=10,
+    ...                     max_relevant=None, static={"checked": False})
+    (64, 10)
+  """
+  n = scores.shape[-1]
+  if static["checked"] or max_relevant is not None or "z" in static or n <= 2 * TRACED_SLOTS:
+    return None
+  m = TRACED_SLOTS
+  if not cut_applies(scores.dtype, n, cut, m, ties=ties, tie_key=tie_key, method=method,
+                     masked=valid is not None):
+    cut = None
+  return m, cut
+
+
+def positive_count(labels: jax.Array, valid: jax.Array | None) -> jax.Array:
+  """The number of relevant (positive, valid) items of each list, int32 ``[...]``."""
+  return jnp.sum(_grades(labels, valid)[1], axis=-1, dtype=jnp.int32)
+
+
 def dense_positives(labels: jax.Array, valid: jax.Array | None,
                     max_relevant: int | None) -> tuple[jax.Array, jax.Array, int]:
   """Checked grades (float32), the positive mask, and the number of relevant slots per list
@@ -819,7 +807,7 @@ def _summary(labels: jax.Array, valid: jax.Array | None) -> list[int]:
     most = int(positive.view(np.uint8).sum(-1, dtype=np.int64).max(initial=0))
     negative = y.dtype.kind == "i" and y.size and int(y.min()) < 0
     return [most, 0, int(bool(negative)), 0]
-  return [int(v) for v in np.asarray(_label_summary(labels, valid))]  # one transfer
+  return [int(v) for v in _checks.host_values(_label_summary, labels, valid)]  # one transfer
 
 
 @jax.jit

@@ -329,7 +329,9 @@ def as_loss(metric: Callable) -> Callable:
 
   The mean honours ``empty``: with ``"zero"`` every list counts (an empty list adds a constant 1
   and no gradient); with ``"skip"`` (or ``"nan"``) only lists with relevant items are averaged,
-  and the loss is 0 when there are none. Works under ``jit`` and ``jax.grad`` (an Optax step).
+  and the loss is 0 when there are none. A list with more relevant items than ``max_relevant``
+  (under ``jit``) makes the loss NaN rather than being left out. Works under ``jit`` and
+  ``jax.grad`` (an Optax step).
 
   Example:
     >>> import jax, jaxrank
@@ -341,7 +343,7 @@ def as_loss(metric: Callable) -> Callable:
 
   def loss(scores: ArrayLike, labels: ArrayLike | None = None, **options) -> jax.Array:
     values = metric(scores, labels, **options)
-    ok = ~jnp.isnan(values)
+    ok = ~jnp.isnan(values) | _formulas.overflowed(values)  # an overflowed list is not empty
     count = jnp.sum(ok)
     return jnp.sum(jnp.where(ok, 1.0 - values, 0.0)) / jnp.maximum(count, 1)
 

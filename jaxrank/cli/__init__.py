@@ -1,10 +1,13 @@
 """The ``jaxrank`` command: a drop-in for ``trec_eval`` on the rank core.
 
+Usage::
+
     jaxrank evaluate QRELS RUN [-m MEASURE ...] [-q] [-c] [-M N] [-l N]
                      [--ties {trec,average,optimistic,pessimistic,first}] [--float32]
                      [--format {trec,json,csv,table}] [--chunk-lines N]
     jaxrank evaluate --example [...]      # the small example qrels/run shipped in the package
     jaxrank compare QRELS RUN RUN [...] [-m MEASURE ...] [--test ...]  # see jaxrank.compare
+    jaxrank --version                     # also `python -m jaxrank ...` for `jaxrank ...`
 
 The default output is trec_eval's: ``measure<TAB>qid<TAB>value`` with the name padded to 22
 characters and 4 decimals; ``-q`` prints every query before the ``all`` lines. Errors print one
@@ -30,6 +33,9 @@ import time
 from importlib import resources
 from itertools import chain
 
+from jaxrank._version import __version__
+from jaxrank.cli._args import check_cut_and_level, check_stdin
+
 # Only the standard library at import time, so that main() catches Ctrl-C (exit_on_interrupt)
 # before anything imports JAX; _trec, io and compare are imported when needed (by _parser and
 # main).
@@ -38,6 +44,7 @@ AUTO_CHUNK_BYTES = 64 << 20  # run files this large are evaluated in chunks unle
 AUTO_CHUNK_LINES = 1_000_000  # their lines per chunk (measured: bench/RESULTS.md)
 EXAMPLE_QRELS = "example.qrels"
 INTERRUPTED = b"jaxrank: error: interrupted\n"
+CLOSED = "it is closed"  # why a standard stream started closed (`>&-`) cannot be used
 EXAMPLE_RUN = "example.run"
 
 
@@ -53,17 +60,47 @@ def example_paths() -> tuple[str, str]:
   return str(root / EXAMPLE_QRELS), str(root / EXAMPLE_RUN)
 
 
-def _run_as_module() -> bool:
-  """``python -m jaxrank.cli``."""
+def _module_run() -> str | None:
+  """``"jaxrank.cli"`` or ``"jaxrank"`` for ``python -m jaxrank.cli`` / ``python -m jaxrank``."""
   argv = list(getattr(sys, "orig_argv", ()))
-  return "-m" in argv and argv[argv.index("-m") + 1:argv.index("-m") + 2] == ["jaxrank.cli"]
+  if "-m" not in argv:
+    return None
+  module = argv[argv.index("-m") + 1:argv.index("-m") + 2]
+  return module[0] if module and module[0] in ("jaxrank", "jaxrank.cli") else None
 
 
 def is_command() -> bool:
-  """True when this process is the ``jaxrank`` command (the console script or ``python -m
-  jaxrank.cli``), not a Python program that imports jaxrank."""
+  """True when this process is the ``jaxrank`` command (the console script, ``python -m
+  jaxrank`` or ``python -m jaxrank.cli``), not a Python program that imports jaxrank."""
   name = os.path.basename(sys.argv[0]) if sys.argv else ""
-  return name in ("jaxrank", "jaxrank.exe", "jaxrank-script.py") or _run_as_module()
+  return name in ("jaxrank", "jaxrank.exe", "jaxrank-script.py") or _module_run() is not None
+
+
+def hold_closed_streams() -> tuple[int, ...]:
+  """Opens ``/dev/null`` on whichever of the file descriptors 0, 1 and 2 the command was
+  started without (``jaxrank ... >&-``, ``<&-``), and returns them.
+
+  Python then has ``sys.stdin``/``sys.stdout``/``sys.stderr`` set to None, which the command
+  reports as a closed stream (one error line, exit 1); the descriptors themselves must not stay
+  free, or the next file opened (a qrels file, a cache entry) would take number 0 or 1 and be
+  read as standard input or written to as standard output by whatever writes there.
+  """
+  held = []
+  for fd in (0, 1, 2):
+    try:
+      os.fstat(fd)
+      continue
+    except OSError:
+      pass
+    try:
+      new = os.open(os.devnull, os.O_RDWR)
+    except OSError:
+      break
+    if new != fd:  # a lower descriptor was free after all: not ours to fill
+      os.close(new)
+      break
+    held.append(fd)
+  return tuple(held)
 
 
 _exiting = threading.Lock()
@@ -112,6 +149,17 @@ def exit_on_interrupt() -> bool:
   return True
 
 
+def version() -> str:
+  """jaxrank's version (``jaxrank.__version__``), as ``jaxrank --version`` prints it.
+
+  Example:
+    >>> from jaxrank import cli
+    >>> cli.version().count(".") >= 2
+    True
+  """
+  return __version__
+
+
 class _Progress:
   """A one-line progress bar on a terminal's stderr, shown once the work has taken 1.5 s.
 
@@ -155,10 +203,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-  from jaxrank import compare
+  from jaxrank.cli import _compare
   from jaxrank._trec import table as _trec
 
   top = _Parser(prog="jaxrank", description="Ranking evaluation on jaxrank's rank core.")
+  top.add_argument("--version", action="version", version=f"jaxrank {version()}",
+                   help="print jaxrank's version and exit")
   sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
   sub.required = True
   ev = sub.add_parser(
@@ -201,7 +251,7 @@ def _parser() -> argparse.ArgumentParser:
   ev.add_argument("--no-cache", action="store_true",
                   help=f"do not use the persistent compilation cache ({CACHE_ENV}=off does the "
                   f"same; {CACHE_ENV}=DIR moves it)")
-  compare.add_parser(sub)  # `jaxrank compare`: runs compared with significance tests
+  _compare.add_parser(sub)  # `jaxrank compare`: runs compared with significance tests
   return top
 
 
@@ -352,14 +402,6 @@ def _csv(text: str) -> str:
   return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\n') else text
 
 
-def check_cut_and_level(args: argparse.Namespace) -> None:
-  """trec_eval's ``-M`` and ``-l`` (shared by ``evaluate`` and ``compare``): positive numbers."""
-  if args.max_docs is not None and args.max_docs <= 0:
-    raise ValueError(f"-M must be a positive number of documents, got {args.max_docs}")
-  if args.level <= 0:
-    raise ValueError(f"-l must be a positive relevance level, got {args.level}")
-
-
 def _file_size(path: str) -> int:
   """The size of the regular file ``path`` in bytes; 0 for ``-`` (standard input), a pipe or
   anything that cannot be read twice."""
@@ -383,6 +425,7 @@ def evaluate_command(args: argparse.Namespace) -> str:
     raise ValueError("give QRELS and RUN files (or --example)")
   if args.qrels == args.run == "-":
     raise ValueError("QRELS and RUN cannot both be standard input ('-'); give one as a file")
+  check_stdin({"QRELS": args.qrels, "RUN": args.run})
   if args.chunk_lines is not None and args.chunk_lines < 0:
     raise ValueError(f"--chunk-lines must be a positive number of lines (or 0: the whole run), "
                      f"got {args.chunk_lines}")
@@ -394,8 +437,8 @@ def evaluate_command(args: argparse.Namespace) -> str:
   chunks = _plan.chunking(names, asked=args.chunk_lines, size=size, auto_size=AUTO_CHUNK_BYTES,
                           auto_rows=AUTO_CHUNK_LINES, what="--chunk-lines")
   if "all_trec" in specs:
-    sys.stderr.write("jaxrank: note: all_trec without the trec_eval measures jaxrank does not "
-                     f"compute: {', '.join(_trec.UNSUPPORTED)}\n")
+    _say("jaxrank: note: all_trec without the trec_eval measures jaxrank does not "
+         f"compute: {', '.join(_trec.UNSUPPORTED)}\n")
   progress = _Progress()
 
   def read() -> io.Run:
@@ -434,35 +477,39 @@ def main(argv: list[str] | None = None) -> int:
     0
   """
   if argv is None:  # the command itself: Ctrl-C ends it at once, even inside XLA
+    hold_closed_streams()
     exit_on_interrupt()
   try:
     try:
       args = _parser().parse_args(argv)
-    except SystemExit as e:  # --help (printed on stdout), or a usage error (on stderr)
-      if not e.code and not _flushed():
-        return 1
+    except SystemExit as e:  # --help, --version (printed on stdout), or a usage error (stderr)
+      if not e.code and sys.stdout is not None and not _flushed():
+        return 1  # (with stdout closed, argparse has printed the help on stderr)
       raise
+    if sys.stdout is None:  # `>&-`: say so now, before the work whose output has nowhere to go
+      _say(f"jaxrank: error: cannot write the output to stdout: {CLOSED}\n")
+      return 1
     if is_command() and not getattr(args, "no_cache", False):
       _use_compilation_cache(cache_dir())
     if args.command == "compare":
-      from jaxrank import compare
+      from jaxrank.cli import _compare
 
-      text = compare.command(args)  # noqa: the import above is what loads it in a fresh process
+      text = _compare.command(args)
     else:
       text = evaluate_command(args)
   except (ValueError, TypeError, OSError) as e:
     message = " ".join(str(e).split()) or type(e).__name__
-    sys.stderr.write(f"jaxrank: error: {message}\n")
+    _say(f"jaxrank: error: {message}\n")
     return 1
   except KeyboardInterrupt:
-    sys.stderr.write("jaxrank: error: interrupted\n")
+    _say("jaxrank: error: interrupted\n")
     return 130
   except Exception as e:  # never a traceback on the command line
     if os.environ.get("JAXRANK_DEBUG"):
       raise
     message = " ".join(str(e).split())
-    sys.stderr.write(f"jaxrank: error: internal error ({type(e).__name__}: {message}); "
-                     f"set JAXRANK_DEBUG=1 for a traceback\n")
+    _say(f"jaxrank: error: internal error ({type(e).__name__}: {message}); "
+         f"set JAXRANK_DEBUG=1 for a traceback\n")
     return 70
   return 0 if _flushed(text) else 1
 
@@ -471,12 +518,18 @@ def _flushed(text: str = "") -> bool:
   """Writes ``text`` and flushes stdout; on a full disk, a closed pipe (`| head -c0`), ... says
   so in one line and returns False."""
   try:
-    sys.stdout.write(text)
+    if sys.stdout is None:  # started with stdout closed (`>&-`)
+      raise OSError(CLOSED)
+    try:
+      sys.stdout.write(text)
+    except UnicodeEncodeError:  # query ids that are not UTF-8 (or not the terminal's encoding):
+      sys.stdout.flush()  # their bytes as read, as trec_eval prints them
+      sys.stdout.buffer.write(text.encode("utf-8", "surrogateescape"))
     sys.stdout.flush()
     return True
-  except OSError as e:
+  except (OSError, ValueError) as e:  # ValueError: sys.stdout itself was closed
     _discard_stdout()
-    reason = e.strerror or type(e).__name__
+    reason = (e.strerror if isinstance(e, OSError) else None) or str(e) or type(e).__name__
     _say(f"jaxrank: error: cannot write the output to stdout: {reason}\n")
     return False
 
@@ -492,10 +545,11 @@ def _discard_stdout() -> None:
 
 
 def _say(text: str) -> None:
+  """Writes ``text`` on stderr, if there is one (not with ``2>&-``)."""
   try:
     sys.stderr.write(text)
     sys.stderr.flush()
-  except (OSError, ValueError):
+  except (OSError, ValueError, AttributeError):
     pass
 
 

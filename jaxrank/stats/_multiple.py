@@ -156,8 +156,9 @@ def align(per_system: Mapping[str, Mapping[str, float] | ArrayLike], *,
       without it (trec_eval's ``-c``: a query the system did not answer has every measure 0);
       ``"intersect"`` keeps only the queries every system has.
 
-  Queries are ordered by first appearance (the first system's order, then new ones). NaN values
-  (a list without relevant items under ``empty="nan"``) are an error: choose an ``empty`` policy.
+  Queries are ordered by first appearance (the first system's order, then new ones). A value
+  that is not a finite number is an error naming its system and query: NaN (a list without
+  relevant items under ``empty="nan"``: choose another ``empty`` policy), None or an infinity.
 
   Example:
     >>> from jaxrank import stats
@@ -177,13 +178,21 @@ def align(per_system: Mapping[str, Mapping[str, float] | ArrayLike], *,
     raise TypeError("per_system values must all be {qid: value} dicts or all be arrays, got "
                     "a mix")
   if not all(keyed):
-    rows = [checked_array(f"per_system[{s!r}]", v) for s, v in zip(systems, per_system.values())]
+    rows = []
+    for s, v in zip(systems, per_system.values()):
+      try:
+        rows.append(np.asarray(v, dtype=np.float64))
+      except (TypeError, ValueError):
+        raise TypeError(f"system {s!r}: per-query values must be numbers, got "
+                        f"{type(v).__name__}") from None
     shapes = {r.shape for r in rows}
-    if len(shapes) != 1 or len(next(iter(shapes))) != 1:
+    if len(shapes) != 1 or len(next(iter(shapes))) != 1 or not rows[0].size:
       raise ValueError(f"per_system arrays must be 1-D of one length (aligned queries), got "
                        f"shapes { {s: r.shape for s, r in zip(systems, rows)} }")
     values = np.stack(rows)
-    return PerQuery(systems, tuple(str(i) for i in range(values.shape[1])), values)
+    queries = tuple(str(i) for i in range(values.shape[1]))
+    _check_finite(per_system, systems, queries, values, np.ones(values.shape, bool))
+    return PerQuery(systems, queries, values)
   queries = list(dict.fromkeys(q for v in per_system.values() for q in v))
   index = {q: i for i, q in enumerate(queries)}
   values = np.zeros((len(systems), len(queries)))
@@ -196,12 +205,7 @@ def align(per_system: Mapping[str, Mapping[str, float] | ArrayLike], *,
       raise TypeError(f"system {name!r}: per-query values must be numbers") from None
     values[s, cols] = vals
     present[s, cols] = True
-  nan = np.isnan(values) & present
-  if nan.any():
-    s, q = np.argwhere(nan)[0]
-    raise ValueError(f"system {systems[s]!r}, query {queries[q]!r}: the value is NaN (a query "
-                     "without relevant documents under empty='nan'?); choose empty='zero' or "
-                     "'skip' when evaluating")
+  _check_finite(per_system, systems, queries, values, present)
   if not present.all():
     if missing == "error":
       s = int(np.flatnonzero(~present.all(1))[0])
@@ -218,6 +222,28 @@ def align(per_system: Mapping[str, Mapping[str, float] | ArrayLike], *,
   if not queries:
     raise ValueError("per_system has no queries")
   return PerQuery(systems, tuple(str(q) for q in queries), values)
+
+
+def _check_finite(per_system: Mapping, systems: tuple, queries: list, values: np.ndarray,
+                  present: np.ndarray) -> None:
+  """Names the system and query of the first value that is not a finite number: None (no
+  value), NaN (a list without relevant items under ``empty="nan"``) or an infinity."""
+  bad = ~np.isfinite(values) & present
+  if not bad.any():
+    return
+  s, q = (int(i) for i in np.argwhere(bad)[0])
+  given = list(per_system.values())[s]
+  try:  # the value as given: None reads as NaN
+    original = given[queries[q]] if isinstance(given, Mapping) else given[q]
+  except Exception:  # noqa: BLE001 - an array type that cannot be indexed so: no None in it
+    original = values[s, q]
+  where = f"system {systems[s]!r}, query {queries[q]!r}"
+  if original is None:
+    raise ValueError(f"{where}: the value is None; every per-query value must be a number")
+  if np.isnan(values[s, q]):
+    raise ValueError(f"{where}: the value is NaN (a query without relevant documents under "
+                     "empty='nan'?); choose empty='zero' or 'skip' when evaluating")
+  raise ValueError(f"{where}: the value is {values[s, q]}; per-query values must be finite")
 
 
 def _pairs(k: int, pairs: Any) -> tuple[np.ndarray, np.ndarray]:

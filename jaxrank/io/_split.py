@@ -1,0 +1,239 @@
+"""Blocks of whole lines split into fields with NumPy (no Python loop per line), checked, and
+their numbers read: :func:`split_blocks`, in a second thread for large inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from jaxrank.io._bytes import ERRORS, hash_ids, windows
+from jaxrank.io._errors import INT64_RANGE, TrecFormatError
+from jaxrank.io._files import blocks, line_ends
+from jaxrank.io._numbers import parse_floats, parse_ints, pythonic
+
+
+class Format:
+  """One file format: its fields per line (at least ``min``; exactly ``max`` unless None), the
+  name of its integer field (the 4th) in messages, and its float field (None for qrels). The
+  ids are the 1st and 3rd fields."""
+
+  def __init__(self, min_fields: int, max_fields: int | None, int_name: str,
+               float_field: int | None) -> None:
+    self.min, self.max, self.int_name, self.float_field = (min_fields, max_fields, int_name,
+                                                           float_field)
+
+
+RUN = Format(6, None, "the rank (4th field)", 4)
+QRELS = Format(4, 4, "the relevance (4th field)", None)
+_SCORE = "the score (5th field)"
+
+
+def _text(buf: np.ndarray, start: int, n: int) -> str:
+  return buf[start:start + n].tobytes().decode(errors="replace")
+
+
+def _regular_fields(c: np.ndarray, eol: np.ndarray, nlines: int, nf: int,
+                    lo: int) -> tuple[list, list] | None:
+  """Field bounds (lists of start and end arrays, one per field, in the buffer) when every line
+  of the block ``c`` (at ``lo``) is ``nf`` non-empty fields joined by single spaces with an LF
+  at its end (the common file: the caller checked that no byte below 32 but LF occurs), else
+  None."""
+  sp = np.flatnonzero(c == 32)
+  if not nlines or sp.size != (nf - 1) * nlines or (np.diff(sp) < 2).any():
+    return None
+  sp = sp.reshape(nlines, nf - 1)
+  line_end = np.empty(nlines, np.int64)
+  line_end[:eol.size] = eol[:nlines]
+  line_end[eol.size:] = c.size  # a last line without LF (end of the data)
+  line_start = np.zeros(nlines, np.int64)
+  line_start[1:] = line_end[:-1] + 1
+  if not ((sp[:, 0] > line_start).all() and (sp[:, -1] + 1 < line_end).all() and
+          (c[line_start] != 35).all()):
+    return None
+  starts = [line_start + lo] + [sp[:, j] + (lo + 1) for j in range(nf - 1)]
+  ends = [sp[:, j] + lo for j in range(nf - 1)] + [line_end + lo]
+  return starts, ends
+
+
+class Block:
+  """The data lines of one block: per row the query and document ids (start, length, hash in
+  the buffer), the integer and float columns and the line (0-based, in the block); and the
+  number of line ends in the block."""
+
+  __slots__ = ("buf", "win", "n", "lines", "q_start", "q_len", "q_hash", "d_start", "d_len",
+               "d_hash", "ints", "floats", "nlines", "nbytes", "judged")
+
+  def tag(self, row: int) -> str:
+    """The run tag (6th field) of row ``row``'s line, read from the end of its document id
+    (the ids before it may be long; the fields after it, rank, score and tag, rarely are)."""
+    start = stop = int(self.d_start[row]) + int(self.d_len[row])
+    step = 256
+    while True:
+      c = self.buf[stop:stop + step]
+      ends = np.flatnonzero((c == 10) | (c == 13) | (c == 0))
+      if ends.size or c.size < step:
+        stop += int(ends[0]) if ends.size else c.size
+        return self.buf[start:stop].tobytes().split()[2].decode("utf-8", ERRORS)
+      stop, step = stop + c.size, 2 * step  # a long tag: steps grow, the time stays linear
+
+
+def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: Format, name: str,
+                 line0: int) -> Block:
+  """Splits the whole lines ``buf[lo:hi]`` (``line0`` lines before them) into a :class:`Block`.
+  Raises :class:`TrecFormatError` for the block's first bad line (encoding problems first
+  within a line).
+
+  A block of regular lines (single spaces, LF, a fixed number of fields) is split by the
+  positions of its spaces (:func:`_regular_fields`); any other by the edges of its whitespace
+  runs. Both give the same fields."""
+  win = windows(buf)
+  c = buf[lo:hi]
+  need = 5 if fmt.float_field is not None else 4  # fields used: qid, -, docid, int, float
+  simple = int(np.count_nonzero(c < 32))
+  eol_mask = c == 10
+  eol = np.flatnonzero(eol_mask)
+  nlines = eol.size + int(c.size > 0 and c[-1] != 10)
+  regular = None
+  if simple == eol.size:  # no byte below 32 but LF: no CR, tab, \v, \f, NUL
+    regular = _regular_fields(c, eol, nlines, fmt.max or fmt.min, lo)
+  errors: list[tuple[int, int, str]] = []  # (line index in the block, priority, message)
+  if regular is None and simple != eol.size:
+    eol_mask = line_ends(c, int(buf[hi]))
+    eol = np.flatnonzero(eol_mask)
+    nlines = eol.size + int(c.size > 0 and not eol_mask[-1])
+
+  def line_col(p: int) -> tuple[int, int]:
+    at = int(np.searchsorted(eol, p))
+    return at, p - (int(eol[at - 1]) + 1 if at else 0) + 1
+
+  if regular is not None:
+    starts, ends = regular
+    lines = np.arange(nlines)
+  else:
+    if not c.all():
+      at, col = line_col(int(np.argmin(c)))
+      errors.append((at, 0, f"NUL byte at column {col}; a TREC file is text and ids cannot "
+                            "hold NUL"))
+    ws = (c == 32) | ((c - np.uint8(9)) <= np.uint8(4))  # space, \t, \n, \v, \f, \r
+    edges = np.flatnonzero(np.diff(ws.view(np.int8), prepend=np.int8(1), append=np.int8(1)))
+    t_starts, t_ends = edges[0::2] + lo, edges[1::2] + lo
+    line_starts = np.zeros(nlines, np.int64)
+    line_starts[1:] = eol[:nlines - 1] + (lo + 1)
+    line_starts[0] = lo
+    first = np.searchsorted(t_starts, line_starts)
+    count = np.diff(first, append=t_starts.size)
+    lines = np.flatnonzero(count)
+    lines = lines[buf[t_starts[first[lines]]] != 35]  # '#': a comment line
+    count = count[lines]
+    bad = (count < fmt.min) if fmt.max is None else (count != fmt.max)
+    if bad.any():
+      i = int(np.argmax(bad))
+      want = f"at least {fmt.min}" if fmt.max is None else f"{fmt.max}"
+      errors.append((int(lines[i]), 1, f"expected {want} whitespace-separated fields, got "
+                                       f"{int(count[i])}"))
+      lines = lines[~bad]
+    tok = first[lines]
+    starts = [t_starts[tok + j] for j in range(need)]
+    ends = [t_ends[tok + j] for j in range(need)]
+
+  def number(field: int, parse, what: str, messages: dict[int, str]) -> np.ndarray:
+    s = starts[field]
+    n = ends[field] - s
+    values, status = parse(buf, win, s, n)
+    if status.any():
+      i = int(np.flatnonzero(status)[0])
+      text = _text(buf, int(s[i]), int(n[i]))
+      if status[i] == 1 and pythonic(text, parse is parse_ints):
+        status[i] = 3  # Python would read it (1_000, full-width digits): say which syntax
+      errors.append((int(lines[i]), 1, f"{what} {messages[int(status[i])]}, got {text!r}" +
+                     (" (NaN has no order)" if status[i] == 2 and parse is parse_floats else
+                      "")))
+    return values
+
+  ints = number(3, parse_ints, fmt.int_name,
+                {1: "must be an integer", 2: f"must be an integer {INT64_RANGE}",
+                 3: "must be an integer in C syntax ([+-]digits)"})
+  floats = None if fmt.float_field is None else number(fmt.float_field, parse_floats, _SCORE, {
+      1: "must be a number", 2: "must be a number",
+      3: "must be a number in C syntax ([+-]digits[.digits][e[+-]digits], or inf)"})
+  if errors:
+    at, _, message = min(errors)
+    raise TrecFormatError(f"{name}:{line0 + at + 1}: {message}")
+  b = Block()
+  b.buf, b.win, b.n, b.lines, b.nlines = buf, win, lines.size, lines, int(eol.size)
+  b.nbytes = hi - lo
+  b.ints, b.floats = ints, floats
+  for key, field in (("q", 0), ("d", 2)):
+    s, n = starts[field], ends[field] - starts[field]
+    setattr(b, key + "_start", s)
+    setattr(b, key + "_len", n)
+    setattr(b, key + "_hash", hash_ids(win, s, n))
+  return b
+
+
+_AHEAD = 32  # blocks split ahead of the caller (while it evaluates a chunk, say)
+
+
+def split_blocks(f: Any, name: str, fmt: Format, *, threaded: bool,
+                  judged: Any = None) -> Iterator[tuple[Block, int]]:
+  """The content's blocks split into rows (:func:`_split_block`), with the number of lines
+  before each. ``threaded``: a second thread reads and splits the next block while the caller
+  codes this one (NumPy releases the GIL in both, so two cores overlap them); errors reach the
+  caller in order, at the block they belong to. ``judged``: the same thread also finds each
+  block's judged documents (``b.judged``, :meth:`Judged.rows_of`)."""
+  def split() -> Iterator[tuple[Block, int]]:
+    line = 0
+    for buf, lo, hi in blocks(f, name, buffers=_AHEAD + 3 if threaded else 1):
+      b = _split_block(buf, lo, hi, fmt, name, line)
+      if judged is not None:
+        b.judged = judged.rows_of(b.win, b.d_start, b.d_len, b.d_hash)
+      yield b, line
+      line += b.nlines
+
+  if not threaded:
+    yield from split()
+    return
+  import queue
+  import threading
+  # At most _AHEAD blocks wait, one more waits to be put, one is split and one coded: the
+  # _AHEAD + 3 buffers are never reused early.
+  ready: queue.Queue = queue.Queue(maxsize=_AHEAD)
+  stop = threading.Event()
+
+  def produce() -> None:
+    try:
+      for item in split():
+        while not stop.is_set():
+          try:
+            ready.put((item, None), timeout=0.1)
+            break
+          except queue.Full:
+            continue
+        if stop.is_set():
+          return
+    except BaseException as e:  # noqa: BLE001 - handed to the consumer, raised there
+      ready.put((None, e))
+      return
+    ready.put((None, None))
+
+  worker = threading.Thread(target=produce, name="jaxrank-trec-reader", daemon=True)
+  worker.start()
+  try:
+    while True:
+      item, error = ready.get()
+      if error is not None:
+        raise error
+      if item is None:
+        return
+      yield item
+  finally:
+    stop.set()
+    while worker.is_alive():  # let a producer blocked on a full queue see the stop
+      try:
+        ready.get_nowait()
+      except queue.Empty:
+        pass
+      worker.join(0.05)
