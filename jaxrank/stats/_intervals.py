@@ -26,7 +26,8 @@ from jaxrank.stats._types import CI_METHODS, Interval
 
 
 @functools.partial(jax.jit, static_argnames="method")
-def _bootstrap_interval(x, theta_b, alpha, *, method):
+def _bootstrap_interval(x: jax.Array, theta_b: jax.Array, alpha: jax.Array, *,
+                        method: str) -> tuple[jax.Array, jax.Array]:
   theta = x.mean(-1)
   if method == "percentile":
     levels = jnp.broadcast_to(jnp.stack([alpha, 1 - alpha]), (x.shape[0], 2))
