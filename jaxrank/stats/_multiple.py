@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from jaxrank._core import checks as _checks
+from jaxrank._core.types import Key
 from jaxrank.stats._arrays import checked_array, choice, positive_int
 from jaxrank.stats._distributions import studentized_range_sf
 from jaxrank.stats._intervals import cohens_d, mean_difference
@@ -266,7 +267,7 @@ def _pairs(k: int, pairs: Any) -> tuple[np.ndarray, np.ndarray]:
 def pairwise(values: ArrayLike, *, test: str = "t", pairs: str | ArrayLike = "all",
              alternative: str = "two-sided", correction: str | None = None,
              alpha: float = 0.05, confidence: float = 0.95, ci: str = "t",
-             key: jax.Array | int = 0, n_resamples: int = 10_000,
+             key: Key = 0, n_resamples: int = 10_000,
              **options: Any) -> Pairwise:
   """Compares systems pair by pair on one measure: tests, corrected p-values, CIs, effect sizes.
 

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike
 
+from jaxrank._core.types import Key
 from jaxrank.stats._arrays import (
   as_key,
   checked_array,
@@ -63,7 +64,7 @@ def _draw(key: jax.Array, *, n: int, q: int, kind: str) -> jax.Array:
   return _random_signs(key, r, q) if kind == "signs" else _random_counts(key, r, q)
 
 
-def sign_flips(key: jax.Array | int, n_resamples: int, n_queries: int) -> np.ndarray:
+def sign_flips(key: Key, n_resamples: int, n_queries: int) -> np.ndarray:
   """The random sign vectors ``[n_resamples, n_queries]`` (+1/-1) of :func:`randomization_test`.
 
   Row ``r`` comes from ``jax.random.fold_in(key, r)`` (32 signs per random word), so it does not
@@ -82,7 +83,7 @@ def sign_flips(key: jax.Array | int, n_resamples: int, n_queries: int) -> np.nda
     return np.asarray(_draw(as_key(key), n=n, q=q, kind="signs"))
 
 
-def bootstrap_counts(key: jax.Array | int, n_resamples: int, n_queries: int) -> np.ndarray:
+def bootstrap_counts(key: Key, n_resamples: int, n_queries: int) -> np.ndarray:
   """How often each query is drawn in each bootstrap resample, ``[n_resamples, n_queries]``.
 
   Resample ``r`` draws ``n_queries`` query indices with replacement from
@@ -147,7 +148,7 @@ def _flip_counts(key: jax.Array, x: jax.Array, ref: jax.Array, sys: jax.Array, o
 
 
 def sign_flip_counts(x: np.ndarray, ref: np.ndarray, sys: np.ndarray, offset: ArrayLike, *,
-                     key: jax.Array | int, n: int, exact: bool) -> tuple[np.ndarray,
+                     key: Key, n: int, exact: bool) -> tuple[np.ndarray,
                                                                          np.ndarray]:
   """Host wrapper of :func:`_flip_counts`: (observed T, counts [3, pairs]) as NumPy."""
   q, pairs = x.shape[-1], len(sys)
@@ -160,7 +161,7 @@ def sign_flip_counts(x: np.ndarray, ref: np.ndarray, sys: np.ndarray, offset: Ar
 
 
 def randomization_pairs(x: np.ndarray, ref: np.ndarray, sys: np.ndarray, *,
-                        key: jax.Array | int, n_resamples: int, alternative: str, method: str,
+                        key: Key, n_resamples: int, alternative: str, method: str,
                         pvalue: str) -> tuple[np.ndarray, np.ndarray]:
   q = x.shape[-1]
   if method == "auto":
@@ -177,7 +178,7 @@ def randomization_pairs(x: np.ndarray, ref: np.ndarray, sys: np.ndarray, *,
   return stat, np.minimum(p, 1.0)
 
 
-def randomization_test(a: ArrayLike, b: ArrayLike, *, key: jax.Array | int = 0,
+def randomization_test(a: ArrayLike, b: ArrayLike, *, key: Key = 0,
                        n_resamples: int = 10_000, alternative: str = "two-sided",
                        method: str = "auto", pvalue: str = "plus_one") -> TestResult:
   r"""Fisher's randomization (paired permutation) test of ``a`` against ``b`` over queries.
@@ -250,7 +251,7 @@ def _bootstrap_t_counts(key: jax.Array, d: jax.Array, *, n: int,
   return t_obs, counts
 
 
-def bootstrap_test(a: ArrayLike, b: ArrayLike, *, key: jax.Array | int = 0,
+def bootstrap_test(a: ArrayLike, b: ArrayLike, *, key: Key = 0,
                    n_resamples: int = 10_000, alternative: str = "two-sided",
                    pvalue: str = "plus_one") -> TestResult:
   r"""Paired bootstrap test of ``a`` against ``b`` (Sakai, SIGIR 2006; Efron & Tibshirani 16.4).
@@ -280,7 +281,7 @@ def bootstrap_test(a: ArrayLike, b: ArrayLike, *, key: jax.Array | int = 0,
   return TestResult(t.reshape(lead), p.reshape(lead))
 
 
-def _bootstrap_test_flat(d: np.ndarray, *, key: jax.Array | int, n: int, alternative: str,
+def _bootstrap_test_flat(d: np.ndarray, *, key: Key, n: int, alternative: str,
                          pvalue: str) -> tuple[np.ndarray, np.ndarray]:
   q = d.shape[-1]
   with jax.enable_x64(True):
@@ -303,7 +304,7 @@ def _bootstrap_means(key: jax.Array, x: jax.Array, *, n: int, chunk: int) -> jax
   return out.reshape(-1, x.shape[0])[:n].T
 
 
-def bootstrap_means(x: ArrayLike, *, key: jax.Array | int = 0,
+def bootstrap_means(x: ArrayLike, *, key: Key = 0,
                     n_resamples: int = 10_000) -> np.ndarray:
   """Bootstrap distribution of the mean over queries, ``[..., n_resamples]``.
 
