@@ -32,11 +32,11 @@ from jaxrank.state import MetricState
 __all__ = ["clu_metric", "metrax_metric"]
 
 
-def _build(base, metrics, options, *, scores, labels, where, positional):
+def _build(base: Any, metrics: Sequence[str] | str, options: dict[str, Any], *, scores: str,
+           labels: str, where: str, positional: bool) -> type:
   import flax  # noqa: PLC0415 - optional dependency, imported only here
 
   template = MetricState.init(metrics, **options)
-  single = isinstance(metrics, str)
 
   @flax.struct.dataclass
   class JaxrankMetric(base):
@@ -45,11 +45,11 @@ def _build(base, metrics, options, *, scores, labels, where, positional):
     state: MetricState
 
     @classmethod
-    def empty(cls):
+    def empty(cls) -> JaxrankMetric:
       return cls(state=template.reset())
 
     @classmethod
-    def from_model_output(cls, *args, **kwargs):
+    def from_model_output(cls, *args: Any, **kwargs: Any) -> JaxrankMetric:
       if positional and args:
         kwargs.update(zip((scores, labels, where), args))
       elif args:
@@ -62,10 +62,10 @@ def _build(base, metrics, options, *, scores, labels, where, positional):
       state = template.reset().update(kwargs[scores], kwargs[labels], where=kwargs.get(where))
       return cls(state=state)
 
-    def merge(self, other):
+    def merge(self, other: JaxrankMetric) -> JaxrankMetric:
       return type(self)(state=self.state.merge(other.state))
 
-    def reduce(self):
+    def reduce(self) -> JaxrankMetric:
       # A leading device axis (after all_gather or pmap): merged element by element.
       parts = [jax.tree_util.tree_map(lambda x, i=i: x[i], self.state)
                for i in range(self.state.count.shape[0])]
@@ -74,9 +74,9 @@ def _build(base, metrics, options, *, scores, labels, where, positional):
         out = out.merge(p)
       return type(self)(state=out)
 
-    def compute(self):
+    def compute(self) -> Any:
       values = self.state.compute()
-      return values[metrics] if single else values
+      return values[metrics] if isinstance(metrics, str) else values  # one name: its value
 
   JaxrankMetric.__name__ = JaxrankMetric.__qualname__ = (
       f"Jaxrank_{'_'.join(template.metrics)}".replace("@", "_at_"))
@@ -95,14 +95,14 @@ def _collection(metric: type, names: tuple[str, ...]) -> type:
 
     __annotations__ = {"jaxrank": metric}  # noqa: RUF012 - what CLU reads its fields from
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: Any) -> None:
       # CLU builds a collection from the class's own __annotations__: a subclass that adds the
       # loss (`loss: clu.metrics.Average.from_output("loss")`) keeps the jaxrank field.
       super().__init_subclass__(**kwargs)
       cls.__annotations__ = {"jaxrank": metric, **cls.__dict__.get("__annotations__", {})}
 
     @classmethod
-    def from_model_output(cls, *args, **kwargs):
+    def from_model_output(cls, *args: Any, **kwargs: Any) -> JaxrankCollection:
       raise TypeError(f"clu_metric({list(names)}) is a clu.metrics.Collection (one scalar per "
                       "metric), not a field of one: subclass it to add fields, or use one "
                       "clu_metric(name) field per metric")

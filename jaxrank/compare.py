@@ -36,6 +36,7 @@ import json
 import math
 import os
 from collections.abc import Mapping, Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -342,7 +343,7 @@ def _render(header: list[str], rows: list[list[str]], fmt: str, *, numeric_from:
     lines = [header, align] + rows
     return "".join("| " + " | ".join(cells) + " |\n" for cells in lines)
   if fmt == "latex":
-    def esc(cells, raw):
+    def esc(cells: list[str], raw: bool) -> list[str]:
       return [c if raw and j >= numeric_from else _latex_escape(c) for j, c in enumerate(cells)]
     spec = "l" * numeric_from + "r" * (len(header) - numeric_from)
     body = "".join(" & ".join(esc(r, True)) + " \\\\\n" for r in rows)
@@ -498,7 +499,7 @@ def compare_runs(runs: Mapping[str, Any], qrels: Any,
     [[0.8333], [1.0]]
   """
   _checks.check_choice("missing", missing, stats.MISSING)
-  _settings(**{k: v for k, v in options.items() if k in _settings.__kwdefaults__})
+  _settings(**{k: v for k, v in options.items() if k in (_settings.__kwdefaults__ or {})})
   if not isinstance(runs, Mapping) or len(runs) < 2:
     raise ValueError(f"runs must be a dict of at least 2 runs {{name: run}}, got "
                      f"{type(runs).__name__} of {len(runs) if isinstance(runs, Mapping) else 0}")
@@ -526,7 +527,7 @@ def compare_runs(runs: Mapping[str, Any], qrels: Any,
 # Plots (matplotlib is imported here, when a plot is drawn).
 
 
-def _pyplot():
+def _pyplot() -> ModuleType:
   try:
     import matplotlib.pyplot as plt
   except ImportError:  # pragma: no cover - depends on the environment
@@ -615,7 +616,7 @@ def plot_means(report: Report, *, measure: str | None = None,
   return fig
 
 
-def plot_summary(report: Report, path: str | os.PathLike | None = None, *,
+def plot_summary(report: Report, path: str | os.PathLike[str] | None = None, *,
                  max_differences: int = 3) -> matplotlib.figure.Figure:
   """One row per measure: the means with intervals, and the per-query differences of up to
   ``max_differences`` systems against the first; saved to ``path`` when given (PNG, PDF, ...).

@@ -39,6 +39,7 @@ from __future__ import annotations
 import functools
 import numbers
 from collections.abc import Sequence
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -100,20 +101,23 @@ def _bounds(r: Ranks) -> tuple[jax.Array, jax.Array]:
   return r.lo[..., 0], r.hi[..., 0]
 
 
-def _realistic(name, lo, hi, k):
+def _realistic(name: str, lo: jax.Array, hi: jax.Array, k: int | None) -> jax.Array:
   """PyKEEN's realistic value: the metric of the mean rank (lo + hi) / 2 (may be x.5)."""
   rank_ = (lo + hi).astype(jnp.float32) / 2
   if name == "mean_rank":
     return rank_
   if name == "hits_at_k":
+    assert k is not None  # _one and _parse require a cutoff
     return (rank_ <= k).astype(jnp.float32)
   if name == "reciprocal_rank":
     return 1.0 / rank_
+  assert k is not None  # hits_at_k, ndcg_at_k: _one and _parse require a cutoff
   return jnp.where(rank_ <= k, _formulas.log2_discount(rank_), 0.0)
 
 
 @functools.partial(jax.jit, static_argnames=("specs", "ties"))
-def _compute(r: Ranks, *, specs, ties):
+def _compute(r: Ranks, *, specs: tuple[tuple[str, int | None], ...],
+             ties: str) -> tuple[jax.Array, ...]:
   if ties == "realistic":
     lo, hi = _bounds(r)
     # A cutoff beyond the list keeps everything: clamped, so a huge k never overflows int32.
@@ -124,11 +128,12 @@ def _compute(r: Ranks, *, specs, ties):
                                 options=_evaluate.make_options(ties=ties))
 
 
-def _check_ties(ties):
+def _check_ties(ties: str) -> None:
   _checks.check_choice("ties", ties, TIES)
 
 
-def _one(name, positive_scores, candidate_scores, k, candidate_mask, ties):
+def _one(name: str, positive_scores: ArrayLike | Ranks, candidate_scores: ArrayLike | None,
+         k: int | None, candidate_mask: ArrayLike | None, ties: str) -> jax.Array:
   _check_ties(ties)
   k = _checks.check_k(k)
   if k is None and name in ("hits_at_k", "ndcg_at_k"):
@@ -239,15 +244,19 @@ def num_candidates(positive_scores: ArrayLike | Ranks, candidate_scores: ArrayLi
   return _count_options(r, positive_scores, candidate_scores, candidate_mask, num_options)
 
 
-def _scores_once(positive_scores, candidate_scores, num_options):
+def _scores_once(positive_scores: ArrayLike | Ranks, candidate_scores: ArrayLike | None,
+                 num_options: str) -> tuple[ArrayLike | Ranks, ArrayLike | None]:
   """The scores as arrays once, when both ``ranks`` and the finite count read them."""
   if num_options == "all" or isinstance(positive_scores, Ranks):
     return positive_scores, candidate_scores
-  return as_scores(("positive_scores", positive_scores, 0),
-                   ("candidate_scores", candidate_scores, 1))
+  # None (no candidate_scores) goes on to as_scores, which raises its TypeError.
+  pos, cand = as_scores(("positive_scores", positive_scores, 0),
+                        ("candidate_scores", cast(ArrayLike, candidate_scores), 1))
+  return pos, cand
 
 
-def _count_options(r: Ranks, positive_scores, candidate_scores, candidate_mask,
+def _count_options(r: Ranks, positive_scores: ArrayLike | Ranks,
+                   candidate_scores: ArrayLike | None, candidate_mask: ArrayLike | None,
                    num_options: str) -> jax.Array:
   """``C`` per query under the ``num_options`` rule (int32)."""
   if num_options == "all":
@@ -267,7 +276,7 @@ def _count_options(r: Ranks, positive_scores, candidate_scores, candidate_mask,
 
 
 @jax.jit
-def _finite_options(pos, cand, mask):
+def _finite_options(pos: jax.Array, cand: jax.Array, mask: jax.Array | None) -> jax.Array:
   finite = jnp.isfinite(cand) if mask is None else jnp.isfinite(cand) & mask
   return jnp.isfinite(pos).astype(jnp.int32) + jnp.sum(finite, axis=-1, dtype=jnp.int32)
 
@@ -290,15 +299,15 @@ def _num_options(c: ArrayLike) -> jax.Array:
   return jnp.where(c >= 1, c.astype(jnp.float32), jnp.nan)
 
 
-def _expected_mean_rank(cf):
+def _expected_mean_rank(cf: jax.Array) -> jax.Array:
   return (cf + 1) / 2
 
 
-def _expected_hits_at_k(cf, k):
+def _expected_hits_at_k(cf: jax.Array, k: int) -> jax.Array:
   return jnp.minimum(float(k) / cf, 1.0)  # a float k: any size, no int32 overflow
 
 
-def _expected_reciprocal_rank(cf):
+def _expected_reciprocal_rank(cf: jax.Array) -> jax.Array:
   # H(C) = digamma(C + 1) + Euler-Mascheroni, exact to float32 rounding for every C >= 1.
   return (jax.scipy.special.digamma(cf + 1) + np.euler_gamma) / cf
 
@@ -326,10 +335,10 @@ def expected_hits_at_k(num_candidates: ArrayLike, k: int = 10) -> jax.Array:
     >>> linkpred.expected_hits_at_k([100, 5], k=10).tolist()
     [0.10000000149011612, 1.0]
   """
-  k = _checks.check_k(k)
-  if k is None:
+  cutoff = _checks.check_k(k)
+  if cutoff is None:
     raise ValueError("expected_hits_at_k needs a positive int k, got None")
-  return _expected_hits_at_k(_num_options(num_candidates), k)
+  return _expected_hits_at_k(_num_options(num_candidates), cutoff)
 
 
 def expected_reciprocal_rank(num_candidates: ArrayLike) -> jax.Array:
@@ -343,8 +352,10 @@ def expected_reciprocal_rank(num_candidates: ArrayLike) -> jax.Array:
   return _expected_reciprocal_rank(_num_options(num_candidates))
 
 
-def _mean_and_expectation(name, positive_scores, candidate_scores, candidate_mask, k, ties,
-                          num_options):
+def _mean_and_expectation(name: str, positive_scores: ArrayLike | Ranks,
+                          candidate_scores: ArrayLike | None, candidate_mask: ArrayLike | None,
+                          k: int | None, ties: str,
+                          num_options: str) -> tuple[jax.Array, jax.Array]:
   _checks.check_choice("num_options", num_options, NUM_OPTIONS)
   positive_scores, candidate_scores = _scores_once(positive_scores, candidate_scores, num_options)
   r = ranks(positive_scores, candidate_scores, candidate_mask=candidate_mask)
@@ -352,8 +363,13 @@ def _mean_and_expectation(name, positive_scores, candidate_scores, candidate_mas
   # C >= 1: by construction for "all", checked (when concrete) for "finite".
   c = _count_options(r, positive_scores, candidate_scores, candidate_mask,
                      num_options).astype(jnp.float32)
-  expected = {"mean_rank": _expected_mean_rank, "reciprocal_rank": _expected_reciprocal_rank,
-              "hits_at_k": lambda n: _expected_hits_at_k(n, k)}[name](c)
+  if name == "mean_rank":
+    expected = _expected_mean_rank(c)
+  elif name == "reciprocal_rank":
+    expected = _expected_reciprocal_rank(c)
+  else:
+    assert name == "hits_at_k" and k is not None  # _one above raised for a missing k
+    expected = _expected_hits_at_k(c, k)
   return value, jnp.mean(expected)
 
 
@@ -478,13 +494,13 @@ def evaluate(positive_scores: ArrayLike | Ranks,
     {'mrr': 0.75, 'hits@1': 0.5}
   """
   _check_ties(ties)
-  candidate_scores, metrics = _evaluate.metrics_second(positive_scores, candidate_scores, metrics,
-                                                       DEFAULT_METRICS)
+  candidates, metrics = _evaluate.metrics_second(positive_scores, candidate_scores, metrics,
+                                                 DEFAULT_METRICS)
   metrics = _evaluate.metric_list(metrics)
   if reduce not in (None, "mean"):
     raise ValueError(f"reduce must be None or 'mean', got {reduce!r}")
   specs = tuple(_parse(m) for m in metrics)
-  r = ranks(positive_scores, candidate_scores, candidate_mask=candidate_mask)
+  r = ranks(positive_scores, candidates, candidate_mask=candidate_mask)
   values = _compute(r, specs=specs, ties=ties)
   out = dict(zip(metrics, values))
   return _evaluate.mean(out) if reduce == "mean" else out
@@ -516,7 +532,7 @@ def filter_mask(num_entities: int, true_ids: ArrayLike, known_ids: ArrayLike) ->
                               "known_ids")
 
 
-def _positive_int(name, value) -> int:
+def _positive_int(name: str, value: Any) -> int:
   if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
     raise TypeError(f"{name} must be a positive int, got {value!r} of type "
                     f"{type(value).__name__}")
@@ -525,7 +541,8 @@ def _positive_int(name, value) -> int:
   return int(value)
 
 
-def _check_entity_ids(name, ids, num_entities, upper_name, *, padding):
+def _check_entity_ids(name: str, ids: jax.Array, num_entities: int, upper_name: str, *,
+                      padding: bool) -> None:
   """Concrete ids must lie in [0, num_entities), or be -1 where ``padding`` allows it."""
   if not _checks.is_concrete(ids):
     return
@@ -538,8 +555,8 @@ def _check_entity_ids(name, ids, num_entities, upper_name, *, padding):
     raise ValueError(f"{name} must be {allowed} ({upper_name}), got {values[i]} at index {i}")
 
 
-def _checked_filter_mask(num_entities, true_ids, known_ids, entities_name, true_name,
-                         known_name):
+def _checked_filter_mask(num_entities: int, true_ids: ArrayLike, known_ids: ArrayLike,
+                         entities_name: str, true_name: str, known_name: str) -> jax.Array:
   num_entities = _positive_int(entities_name, num_entities)
   true_ids = _checks.as_array(true_name, true_ids, kinds="i")
   known = _checks.as_array(known_name, known_ids, kinds="i")
@@ -550,7 +567,7 @@ def _checked_filter_mask(num_entities, true_ids, known_ids, entities_name, true_
 
 
 @functools.partial(jax.jit, static_argnames=("num_entities",))
-def _filter_mask(true_ids, known, *, num_entities):
+def _filter_mask(true_ids: jax.Array, known: jax.Array, *, num_entities: int) -> jax.Array:
   lead = true_ids.shape
   ids = jnp.concatenate([known, true_ids[..., None]], axis=-1).reshape(-1, known.shape[-1] + 1)
   rows = jnp.broadcast_to(jnp.arange(ids.shape[0])[:, None], ids.shape)
@@ -644,16 +661,16 @@ def ogb_hits_at_k(positive_scores: ArrayLike, negative_scores: ArrayLike, k: int
   if pos.ndim != 1 or neg.ndim != 1:
     raise ValueError(f"positive_scores and negative_scores must be 1-D (OGB's shared negatives), "
                      f"got shapes {tuple(pos.shape)} and {tuple(neg.shape)}")
-  k = _checks.check_k(k)
-  if k is None:
+  cutoff = _checks.check_k(k)
+  if cutoff is None:
     raise ValueError("ogb_hits_at_k needs a positive int k, got None")
-  if neg.shape[0] < k:
+  if neg.shape[0] < cutoff:
     return jnp.float32(1.0)
-  return _ogb_hits(pos, neg, k=k)
+  return _ogb_hits(pos, neg, k=cutoff)
 
 
 @functools.partial(jax.jit, static_argnames=("k",))
-def _ogb_hits(pos, neg, *, k):
+def _ogb_hits(pos: jax.Array, neg: jax.Array, *, k: int) -> jax.Array:
   kth = lax.top_k(neg, k)[0][-1]  # one dtype that holds both exactly (as_scores)
   return jnp.mean((pos > kth).astype(jnp.float32))
 

@@ -28,7 +28,7 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding
+from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 from jax.typing import ArrayLike
 
@@ -39,7 +39,8 @@ from jaxrank._core.ranks import Ranks
 __all__ = ["from_sparse_sharded", "pad_lists"]
 
 
-def pad_lists(x: ArrayLike, multiple: int, *, value=0) -> tuple[np.ndarray, np.ndarray]:
+def pad_lists(x: ArrayLike, multiple: int, *,
+              value: float = 0) -> tuple[np.ndarray, np.ndarray]:
   """``x`` with its first axis padded (with ``value``) to a multiple of ``multiple``, and the
   ``[lists]`` bool mask of the original lists.
 
@@ -120,14 +121,14 @@ def from_sparse_sharded(scores: ArrayLike, relevant_ids: ArrayLike,
 
 
 @functools.partial(jax.jit, static_argnames=("mesh", "lists_axis", "items_axis", "ties"))
-def _sharded(scores, ids, grades, valid, *, mesh, lists_axis, items_axis, ties):
+def _sharded(scores: jax.Array, ids: jax.Array, grades: jax.Array, valid: jax.Array | None, *,
+             mesh: Mesh, lists_axis: str | None, items_axis: str,
+             ties: str) -> Ranks:
   n = scores.shape[-1]
   cat = P(lists_axis, items_axis)
   row = P(lists_axis)
-  out_specs = Ranks(lo=row, hi=row, grades=row, num_items=row, overflow=row, size=n,
-                    resolved=ties == "first")
 
-  def body(scores, ids, grades, *rest):
+  def body(scores: jax.Array, ids: jax.Array, grades: jax.Array, *rest: jax.Array) -> Ranks:
     valid = rest[0] if rest else None
     width = scores.shape[-1]
     offset = jax.lax.axis_index(items_axis) * width
@@ -145,7 +146,7 @@ def _sharded(scores, ids, grades, valid, *, mesh, lists_axis, items_axis, ties):
     qi = ids[..., :, None]
     items = (scores,) if valid is None else (scores, valid)
 
-    def count(chunk, index):
+    def count(chunk: tuple[jax.Array, ...], index: jax.Array) -> tuple[jax.Array, ...]:
       key = _ranks.sort_keys(chunk[0], chunk[1] if len(chunk) > 1 else None)
       real = chunk[1] if len(chunk) > 1 else True
       if ties == "first":
@@ -166,5 +167,6 @@ def _sharded(scores, ids, grades, valid, *, mesh, lists_axis, items_axis, ties):
 
   args = (scores, ids, grades) + (() if valid is None else (valid,))
   in_specs = (cat, row, row) + (() if valid is None else (cat,))
-  return jax.shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+  # out_specs is a prefix of the output's tree: every array of the Ranks is split by lists.
+  return jax.shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=row,
                        check_vma=False)(*args)

@@ -128,16 +128,18 @@ class MetricState:
     """
     names = tuple(_evaluate.metric_list(metrics))
     max_relevant, method = options.pop("max_relevant"), options.pop("method")
-    options = _evaluate.make_options(**options)
+    formula_options = _evaluate.make_options(**options)
     specs = tuple(_evaluate.parse_metric(name) for name in names)
     if max_relevant is not None:
       max_relevant = _checks.check_k(max_relevant, "max_relevant")
     if method not in ("auto", "count", "sort"):
       raise ValueError(f"method must be one of ['auto', 'count', 'sort'], got {method!r}")
-    dtype = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32  # the metrics' dtype
+    # The metrics' dtype. (jax.config's options are dynamic attributes, unknown to mypy.)
+    x64 = jax.config.jax_enable_x64  # type: ignore[attr-defined]
+    dtype = jnp.float64 if x64 else jnp.float32
     return cls(total=jnp.zeros((len(names),), dtype), error=jnp.zeros((len(names),), dtype),
                count=jnp.zeros((len(names),), jnp.int32),
-               metrics=names, specs=specs, options=options, max_relevant=max_relevant,
+               metrics=names, specs=specs, options=formula_options, max_relevant=max_relevant,
                method=method)
 
   def reset(self) -> MetricState:
@@ -166,7 +168,8 @@ class MetricState:
     """
     return dict(zip(self.metrics, self._values(scores, labels, where, tie_key)[0]))
 
-  def _values(self, scores, labels, where, tie_key) -> tuple[tuple[jax.Array, ...], jax.Array]:
+  def _values(self, scores: ArrayLike | Ranks, labels: ArrayLike | None, where: ArrayLike | None,
+              tie_key: ArrayLike | None) -> tuple[tuple[jax.Array, ...], jax.Array]:
     """The per-list values and the lists' overflow flags (``Ranks.overflow``), as
     :func:`jaxrank.evaluate` computes them (cut at the largest cutoff, and under ``jit``
     without ``max_relevant`` few slots when the lists allow: :data:`jaxrank._core.ranks.TRACED_SLOTS`)."""
@@ -298,7 +301,7 @@ class HostMetricState:
   """
 
   metrics: tuple[str, ...]
-  options: dict
+  options: dict[str, Any]
   sums: tuple[tuple[float, float], ...]
   counts: tuple[int, ...]
 

@@ -321,6 +321,24 @@ def test_errors():
     jaxrank.item_popularity([0, 1], [0], num_items=2)
 
 
+def test_num_items_none_is_an_error_that_names_it():
+  # num_items=None used to pass its check (None is a valid cutoff k) and fail later with an
+  # unrelated TypeError ("'>=' not supported between 'int' and 'NoneType'").
+  calls = [
+      lambda n: jaxrank.recommendation_counts([[0, 1]], num_items=n),
+      lambda n: jaxrank.item_popularity([0, 1], [0, 1], num_items=n),
+      lambda n: jaxrank.personalization([[0, 1], [1, 0]], num_items=n),
+      lambda n: jaxrank.coverage([[0, 1]], num_items=n),
+      lambda n: jaxrank.gini([[0, 1]], num_items=n),
+  ]
+  for call in calls:
+    with pytest.raises(TypeError, match="num_items must be a positive int, got None"):
+      call(None)
+    call(2)  # a positive int is accepted
+  with pytest.raises(TypeError, match="k must be a positive int, got None"):
+    jaxrank.top_k_ids([[0.1, 0.9]], None)
+
+
 def test_popularity_error_says_what_popularity_is():
   # Not the relevance-label message ("0 = not relevant"): popularity is a count per item.
   for pop in ([1, 2, 0, -1], [1.0, 2.0, 0.0, -1.0]):

@@ -15,6 +15,8 @@ an option reproduces the dashboard (``normalize="evidently"``, ``unseen="skip"``
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -41,8 +43,17 @@ def _ids(name: str, ids: ArrayLike, num_items: int, min_ndim: int = 1) -> jax.Ar
   return ids
 
 
-def _num_items(num_items) -> int:
-  return _checks.check_k(num_items, "num_items")
+def _positive_int(value: Any, name: str) -> int:
+  """``value`` as an int, which must be a positive int (not None)."""
+  if value is None:
+    raise TypeError(f"{name} must be a positive int, got None")
+  checked = _checks.check_k(value, name)
+  assert checked is not None  # check_k returns None only for None
+  return checked
+
+
+def _num_items(num_items: Any) -> int:
+  return _positive_int(num_items, "num_items")
 
 
 def _embeddings(item_embeddings: ArrayLike) -> jax.Array:
@@ -77,9 +88,7 @@ def top_k_ids(scores: ArrayLike, k: int, *, where: ArrayLike | None = None) -> j
     [[1, 2]]
   """
   (scores,) = _ranks.as_scores(("scores", scores, 1))
-  if k is None:
-    raise TypeError("k must be a positive int, got None")
-  k = _checks.check_k(k)
+  k = _positive_int(k, "k")
   if k > scores.shape[-1]:
     raise ValueError(f"k must be <= the number of items {scores.shape[-1]}, got {k}")
   valid = _checks.as_where(where, scores.shape)
@@ -87,7 +96,7 @@ def top_k_ids(scores: ArrayLike, k: int, *, where: ArrayLike | None = None) -> j
 
 
 @functools.partial(jax.jit, static_argnames=("k",))
-def _top_k_ids(scores, valid, *, k):
+def _top_k_ids(scores: jax.Array, valid: jax.Array | None, *, k: int) -> jax.Array:
   # XLA's CPU top_k is fast on float32 alone (other dtypes become a full sort, ~100x slower):
   # the CPU gets its own kernel, other backends the top k of the rank core's order keys.
   ids = lax.platform_dependent(
@@ -98,11 +107,11 @@ def _top_k_ids(scores, valid, *, k):
   return jnp.where(jnp.take_along_axis(valid, ids, axis=-1), ids, -1)
 
 
-def _top_k_of_ints(keys, k):
+def _top_k_of_ints(keys: jax.Array, k: int) -> jax.Array:
   return lax.top_k(keys, k)[1].astype(jnp.int32)
 
 
-def _top_k_of_bits(keys, k):
+def _top_k_of_bits(keys: jax.Array, k: int) -> jax.Array:
   """``lax.top_k`` of int32 keys run as XLA's CPU top_k of float32 bit patterns.
 
   That kernel compares float32 by their bits as a total order (``-NaN < -inf < ... < -0.0 <
@@ -114,7 +123,8 @@ def _top_k_of_bits(keys, k):
   return lax.top_k(lax.bitcast_convert_type(bits, jnp.float32), k)[1]
 
 
-def _top_k_of_keys(scores, valid, *, k, select):
+def _top_k_of_keys(scores: jax.Array, valid: jax.Array | None, *, k: int,
+                   select: Callable[[jax.Array, int], jax.Array]) -> jax.Array:
   """The top k by the rank core's order keys: NaN below -inf, padding below NaN, ties by index.
 
   ``select(keys, k)`` is a top k of integer keys. A full-key dtype (32/64-bit integers) whose
@@ -124,7 +134,7 @@ def _top_k_of_keys(scores, valid, *, k, select):
   if valid is None or not _ranks.key_dtype(scores.dtype)[1]:
     return select(keys, k)
 
-  def by_sort(_):  # (valid first, key descending, index); ~key reverses an integer order
+  def by_sort(_: None) -> jax.Array:  # (valid first, key descending, index); ~key reverses an integer order
     index = lax.broadcasted_iota(jnp.int32, keys.shape, keys.ndim - 1)
     return lax.sort((~valid, ~keys, index), dimension=-1, num_keys=3)[2][..., :k]
 
@@ -134,7 +144,7 @@ def _top_k_of_keys(scores, valid, *, k, select):
   return lax.cond(clash, by_sort, lambda _: select(keys, k), None)
 
 
-def _top_k_cpu(scores, valid, *, k):
+def _top_k_cpu(scores: jax.Array, valid: jax.Array | None, *, k: int) -> jax.Array:
   """XLA's CPU top_k: float32 bits in total order, ties in index order (see _top_k_of_bits)."""
   if _ranks.key_dtype(scores.dtype)[0] != np.int32:  # 64-bit scores (x64 mode)
     return _top_k_wide_cpu(scores, valid, k=k)
@@ -149,7 +159,7 @@ def _top_k_cpu(scores, valid, *, k):
   return lax.cond(_ranks.raw_top_k_unsure(values), lambda: exact(scores, valid), lambda: ids)
 
 
-def _top_k_wide_cpu(scores, valid, *, k):
+def _top_k_wide_cpu(scores: jax.Array, valid: jax.Array | None, *, k: int) -> jax.Array:
   """64-bit scores on the CPU: the top k of int64 keys, which XLA runs as a full sort.
 
   64-bit integers whose valid values all lie in [-2**24, 2**24] (NumPy's default int64 under x64
@@ -165,7 +175,7 @@ def _top_k_wide_cpu(scores, valid, *, k):
   if valid is not None:
     small |= ~valid
 
-  def by_float32():
+  def by_float32() -> jax.Array:
     values = scores.astype(jnp.float32)
     if valid is not None:
       values = jnp.where(valid, values, -np.inf)
@@ -187,7 +197,7 @@ def recommendation_counts(ranked_ids: ArrayLike, *, num_items: int) -> jax.Array
 
 
 @functools.partial(jax.jit, static_argnames=("num_items",))
-def _counts(ids, *, num_items):
+def _counts(ids: jax.Array, *, num_items: int) -> jax.Array:
   flat = ids.reshape(-1)
   return jnp.bincount(jnp.where(flat >= 0, flat, num_items), length=num_items + 1)[:num_items]
 
@@ -221,7 +231,8 @@ def item_popularity(train_user_ids: ArrayLike, train_item_ids: ArrayLike, *, num
 
 
 @functools.partial(jax.jit, static_argnames=("num_items", "distinct"))
-def _popularity_kernel(users, items, *, num_items, distinct):
+def _popularity_kernel(users: jax.Array, items: jax.Array, *, num_items: int,
+                       distinct: bool) -> jax.Array:
   ok = (users >= 0) & (items >= 0)
   if distinct:
     # Sort the pairs by (item, user) and keep the first of each run of equal pairs.
@@ -234,18 +245,18 @@ def _popularity_kernel(users, items, *, num_items, distinct):
   return jnp.bincount(jnp.where(ok, items, num_items), length=num_items + 1)[:num_items]
 
 
-def _nan_where(undefined, value):
+def _nan_where(undefined: jax.Array, value: jax.Array) -> jax.Array:
   return jnp.where(undefined, jnp.nan, value).astype(jnp.float32)
 
 
-def _unit(e):
+def _unit(e: jax.Array) -> jax.Array:
   """Rows scaled to unit length; zero rows stay zero (cosine 0, as scikit-learn's cosine)."""
   e = e.astype(jnp.float32)
   norm = jnp.linalg.norm(e, axis=-1, keepdims=True)
   return e / jnp.where(norm > 0, norm, 1.0)
 
 
-def _sum_rows(unit, ids):
+def _sum_rows(unit: jax.Array, ids: jax.Array) -> tuple[jax.Array, jax.Array]:
   """sum over the valid ids of each list of their unit rows ([..., d]) and of their squared norms.
 
   A ``fori_loop`` over the k columns, one row gather each: no [..., k, d] array is materialised,
@@ -255,7 +266,8 @@ def _sum_rows(unit, ids):
   flat = ids.reshape(-1, k)
   sq = jnp.sum(unit * unit, axis=-1)
 
-  def column(j, acc):
+  def column(j: jax.Array,
+             acc: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
     col = lax.dynamic_index_in_dim(flat, j, axis=1, keepdims=False)
     ok = col >= 0  # -1 clips to row 0 and is masked out
     rows = jnp.take(unit, col, axis=0, mode="clip")
@@ -268,12 +280,12 @@ def _sum_rows(unit, ids):
   return total.reshape(*ids.shape[:-1], -1), norms.reshape(ids.shape[:-1])
 
 
-def _column_dots(unit, ids, vectors):
+def _column_dots(unit: jax.Array, ids: jax.Array, vectors: jax.Array) -> jax.Array:
   """``unit[ids[..., j]] . vectors[...]`` for every column j, one row gather per column."""
   k = ids.shape[-1]
   flat, vec = ids.reshape(-1, k), vectors.reshape(-1, vectors.shape[-1])
 
-  def column(j, out):
+  def column(j: jax.Array, out: jax.Array) -> jax.Array:
     col = lax.dynamic_index_in_dim(flat, j, axis=1, keepdims=False)
     dot = jnp.sum(jnp.take(unit, col, axis=0, mode="clip") * vec, axis=-1)
     return lax.dynamic_update_index_in_dim(out, dot, j, axis=1)
@@ -322,7 +334,7 @@ def intra_list_diversity(ranked_ids: ArrayLike, item_embeddings: ArrayLike, *,
 
 
 @functools.partial(jax.jit, static_argnames=("normalize",))
-def _diversity(ids, e, *, normalize):
+def _diversity(ids: jax.Array, e: jax.Array, *, normalize: str) -> jax.Array:
   total, norms = _sum_rows(_unit(e), ids)
   n = jnp.sum(ids >= 0, axis=-1).astype(jnp.float32)
   cos_sum = (jnp.sum(total * total, axis=-1) - norms) / 2
@@ -375,7 +387,7 @@ def novelty(ranked_ids: ArrayLike, item_popularity: ArrayLike, num_users: int | 
 
 
 @functools.partial(jax.jit, static_argnames=("unseen",))
-def _novelty(ids, pop, n, *, unseen):
+def _novelty(ids: jax.Array, pop: jax.Array, n: jax.Array, *, unseen: str) -> jax.Array:
   pop = pop.astype(jnp.float32)
   phi = jnp.where(ids >= 0, pop[jnp.where(ids >= 0, ids, 0)], 0.0)
   use = (ids >= 0) & ((phi > 0) | (unseen == "max"))
@@ -412,7 +424,7 @@ def average_recommendation_popularity(ranked_ids: ArrayLike, item_popularity: Ar
 
 
 @functools.partial(jax.jit, static_argnames=("unseen", "normalize"))
-def _arp(ids, pop, *, unseen, normalize):
+def _arp(ids: jax.Array, pop: jax.Array, *, unseen: str, normalize: bool) -> jax.Array:
   pop = pop.astype(jnp.float32)
   if normalize:
     pop = pop / jnp.maximum(jnp.max(pop), 1e-30)
@@ -464,7 +476,8 @@ def serendipity(ranked_ids: ArrayLike, relevant_ids: ArrayLike, history_ids: Arr
 
 
 @functools.partial(jax.jit, static_argnames=("normalize",))
-def _serendipity(ids, rel, hist, e, *, normalize):
+def _serendipity(ids: jax.Array, rel: jax.Array, hist: jax.Array, e: jax.Array, *,
+                 normalize: str) -> jax.Array:
   unit = _unit(e)
   history, _ = _sum_rows(unit, hist)
   h = jnp.sum(hist >= 0, axis=-1).astype(jnp.float32)
@@ -523,7 +536,8 @@ def personalization(ranked_ids: ArrayLike, *, num_items: int, k: int | None = No
 
 
 @functools.partial(jax.jit, static_argnames=("num_items", "normalize"))
-def _personalization(ids, k, *, num_items, normalize):
+def _personalization(ids: jax.Array, k: int | jax.Array | None, *, num_items: int,
+                     normalize: str) -> jax.Array:
   if k is None:
     k = jnp.max(jnp.sum(ids >= 0, axis=-1), initial=0).astype(jnp.float32)
   c = _counts(ids, num_items=num_items).astype(jnp.float32)
@@ -536,7 +550,7 @@ def _personalization(ids, k, *, num_items, normalize):
   return _nan_where(n < 2, value)
 
 
-def _catalog(catalog_mask, num_items):
+def _catalog(catalog_mask: ArrayLike | None, num_items: int) -> jax.Array | None:
   if catalog_mask is None:
     return None
   mask = _checks.as_array("catalog_mask", catalog_mask, kinds="b")
@@ -565,7 +579,7 @@ def coverage(ranked_ids: ArrayLike, *, num_items: int,
 
 
 @functools.partial(jax.jit, static_argnames=("num_items",))
-def _coverage(ids, mask, *, num_items):
+def _coverage(ids: jax.Array, mask: jax.Array | None, *, num_items: int) -> jax.Array:
   hit = _counts(ids, num_items=num_items) > 0
   if mask is None:
     return jnp.mean(hit.astype(jnp.float32))
@@ -600,7 +614,7 @@ def gini(ranked_ids: ArrayLike, *, num_items: int, catalog_mask: ArrayLike | Non
 
 
 @functools.partial(jax.jit, static_argnames=("num_items", "over"))
-def _gini(ids, mask, *, num_items, over):
+def _gini(ids: jax.Array, mask: jax.Array | None, *, num_items: int, over: str) -> jax.Array:
   c = _counts(ids, num_items=num_items)
   use = jnp.ones(num_items, bool) if mask is None else mask
   if over == "recommended":
@@ -646,7 +660,8 @@ def score_entropy(scores: ArrayLike, *, k: int | None = None, where: ArrayLike |
 
 
 @functools.partial(jax.jit, static_argnames=("k", "pooled"))
-def _entropy(scores, valid, *, k, pooled):
+def _entropy(scores: jax.Array, valid: jax.Array | None, *, k: int | None,
+             pooled: bool) -> jax.Array:
   s = scores.astype(jnp.float32)
   ok = jnp.ones(s.shape, bool) if valid is None else valid
   if k is not None:
@@ -664,7 +679,8 @@ def _entropy(scores, valid, *, k, pooled):
 # Item and user bias: distributions to plot against training.
 
 
-def _categories(name, attribute, num_categories, bins):
+def _categories(name: str, attribute: ArrayLike, num_categories: int | None,
+                bins: ArrayLike | None) -> tuple[jax.Array, int]:
   attr = _checks.as_array(name, attribute, kinds="fib")
   if bins is not None:
     edges = np.asarray(bins, np.float64)
@@ -683,7 +699,7 @@ def _categories(name, attribute, num_categories, bins):
   return attr.astype(jnp.int32), c
 
 
-def _shares(categories, weight, num):
+def _shares(categories: jax.Array, weight: jax.Array, num: int) -> jax.Array:
   counts = jnp.bincount(categories.reshape(-1), weights=weight.reshape(-1).astype(jnp.float32),
                         length=num)
   return counts / jnp.maximum(jnp.sum(counts), 1e-30)
@@ -719,8 +735,8 @@ def item_bias(ranked_ids: ArrayLike, item_attribute: ArrayLike, *,
   if cats.ndim != 1:
     raise ValueError(f"item_attribute must have shape (num_items,), got {tuple(cats.shape)}")
   ids = _ids("ranked_ids", ranked_ids, cats.shape[0])
-  train = jnp.ones(cats.shape, bool) if train_item_mask is None else _catalog(
-      train_item_mask, cats.shape[0])
+  mask = _catalog(train_item_mask, cats.shape[0])  # None without train_item_mask
+  train = jnp.ones(cats.shape, bool) if mask is None else mask
   counts = _counts(ids, num_items=cats.shape[0])
   return {"recommended": _shares(cats, counts, num), "train": _shares(cats, train, num)}
 

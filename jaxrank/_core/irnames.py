@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import math
 import re
 from typing import Any
@@ -65,7 +66,7 @@ class Param:
   kind: type | tuple[type, ...]
   default: Any = _MISSING
   required: bool = False
-  choices: tuple = ()
+  choices: tuple[Any, ...] = ()
 
 
 _CUT = Param(int)
@@ -101,10 +102,10 @@ MEASURES: dict[str, dict[str, Param]] = {
 AT_PARAM = {"IPrec": "recall"}  # what `@` sets; "cutoff" for every other measure
 # ir_measures' other registered names: alias -> (measure, its parameters; a parameter written in
 # the name replaces the alias's, as in ir_measures: NumRelRet(rel=2) is NumRet(rel=2)).
-ALIASES = {"MAP": ("AP", {}), "MRR": ("RR", {}), "NDCG": ("nDCG", {}),
-           "Precision": ("P", {}), "Recall": ("R", {}), "BPref": ("Bpref", {}),
-           "RPrec": ("Rprec", {}), "SetRelP": ("SetP", {"relative": True}),
-           "NumRelRet": ("NumRet", {"rel": 1})}
+ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
+    "MAP": ("AP", {}), "MRR": ("RR", {}), "NDCG": ("nDCG", {}), "Precision": ("P", {}),
+    "Recall": ("R", {}), "BPref": ("Bpref", {}), "RPrec": ("Rprec", {}),
+    "SetRelP": ("SetP", {"relative": True}), "NumRelRet": ("NumRet", {"rel": 1})}
 # ir_measures 0.4.3's other registered names, which jaxrank does not compute (an error that says
 # so): the intent-aware and diversity measures, cwl_eval's user models, Compat, Accuracy.
 NOT_COMPUTED = ("AP_IA", "Accuracy", "BPM", "Compat", "ERR_IA", "INSQ", "INST", "MAP_IA",
@@ -164,8 +165,10 @@ def is_name(name: Any) -> bool:
   if not isinstance(name, str):
     return False
   match = _NAME.fullmatch(name)
-  return bool(match) and (match.group(1) in MEASURES or match.group(1) in ALIASES
-                          or match.group(1) in NOT_COMPUTED)
+  if match is None:
+    return False
+  head = match.group(1)
+  return head in MEASURES or head in ALIASES or head in NOT_COMPUTED
 
 
 def _split(text: str) -> list[str]:
@@ -197,11 +200,16 @@ def _value(name: str, key: str, text: str) -> Any:
                      f"{text.strip()!r}") from None
 
 
+def _of_kind(value: Any, kinds: tuple[type, ...]) -> bool:
+  """``isinstance(value, kinds)``, but a bool only where ``bool`` is one of the kinds."""
+  return not (isinstance(value, bool) and bool not in kinds) and isinstance(value, kinds)
+
+
 def _check(name: str, measure: str, key: str, value: Any) -> Any:
   """ir_measures' type check of one parameter, plus jaxrank's range checks."""
   param = MEASURES[measure][key]
   kinds = param.kind if isinstance(param.kind, tuple) else (param.kind,)
-  if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
+  if not _of_kind(value, kinds):
     want = " or ".join(k.__name__ for k in kinds)
     raise ValueError(f"ir_measures measure {name!r}: {key} must be {want}, got {value!r}")
   if param.choices and value not in param.choices:
@@ -243,10 +251,16 @@ def params_of(name: str) -> tuple[str, dict[str, Any]] | None:
   if parsed is None:
     return None
   measure, given = parsed
+  return measure, _with_defaults(measure, given)
+
+
+def _with_defaults(measure: str, given: dict[str, Any]) -> dict[str, Any]:
+  """``given`` and ir_measures' defaults of the parameters of ``measure`` not in it."""
+  out = dict(given)
   for key, param in MEASURES[measure].items():
-    if key not in given and param.default is not _MISSING:
-      given[key] = param.default
-  return measure, given
+    if key not in out and param.default is not _MISSING:
+      out[key] = param.default
+  return out
 
 
 def _written(name: str) -> tuple[str, dict[str, Any]] | None:
@@ -255,6 +269,7 @@ def _written(name: str) -> tuple[str, dict[str, Any]] | None:
   if not is_name(name):
     return None
   match = _NAME.fullmatch(name)
+  assert match is not None  # is_name matched it
   head, inside, at = match.groups()
   if head in NOT_COMPUTED:
     raise ValueError(f"ir_measures measure {name!r}: {head} is an ir_measures measure that "
@@ -313,33 +328,31 @@ def parse(name: str) -> Target | None:
   if parsed is None:
     return None
   measure, written = parsed
-  _, p = params_of(name)
+  p = _with_defaults(measure, written)
   cut = p.get("cutoff")
   options: dict[str, Any] = {}
   if "rel" in written and measure != "RBP":  # not written: the call's threshold (default 1)
     options["threshold"] = written["rel"]
-  common = {"name": name, "measure": measure}
+  target = functools.partial(Target, name=name, measure=measure)
   if measure in ("SetP", "SetR", "SetF", "SetAP", "NumRel", "NumQ"):
     trec = TREC[measure]
     if measure == "SetP" and p["relative"]:
       trec = "set_relative_P"
     if measure == "SetF":
       trec = f"set_F.{p['beta']!r}"
-    return Target(trec=trec, threshold=written.get("rel"), **common)
+    return target(trec=trec, threshold=written.get("rel"))
   if measure == "NumRet":
     if p.get("rel") is None:
-      return Target(trec="num_ret", **common)
-    return Target(trec="num_rel_ret", threshold=p["rel"], **common)
+      return target(trec="num_ret")
+    return target(trec="num_rel_ret", threshold=p["rel"])
   if measure == "IPrec":
-    return Target(trec=f"iprec_at_recall.{p['recall']!r}", threshold=written.get("rel"),
-                  **common)
+    return target(trec=f"iprec_at_recall.{p['recall']!r}", threshold=written.get("rel"))
   if measure == "nDCG":
     if p["dcg"] == "exp-log2":
       options["gain"] = "exp2"
-    gains = p.get("gains")
-    gains = tuple(sorted(gains.items())) if gains else None
-    return Target(core=CORE[measure], k=cut, options=tuple(options.items()), gains=gains,
-                  **common)
+    gain_map = p.get("gains")
+    gains = tuple(sorted(gain_map.items())) if gain_map else None
+    return target(core=CORE[measure], k=cut, options=tuple(options.items()), gains=gains)
   if measure == "RBP":
     if "p" in written:  # not written: the call's persistence (default 0.8, as ir_measures)
       options["persistence"] = float(written["p"])
@@ -349,12 +362,11 @@ def parse(name: str) -> Target | None:
       options["threshold"] = p["rel"]
       cut = _RBP_DEPTH if cut is None else cut
     order = "input" if p.get("rel") is not None else "trec"
-    return Target(core=CORE[measure], k=cut, options=tuple(options.items()), order=order,
-                  **common)
+    return target(core=CORE[measure], k=cut, options=tuple(options.items()), order=order)
   order = "ascending" if (measure == "RR" and cut is not None) or measure == "Judged" else "trec"
-  trec = TREC.get(measure) if measure in ("Bpref", "infAP") else None
-  return Target(core=CORE[measure], k=cut, options=tuple(options.items()), trec=trec,
-                threshold=options.get("threshold"), order=order, **common)
+  core_trec = TREC.get(measure) if measure in ("Bpref", "infAP") else None
+  return target(core=CORE[measure], k=cut, options=tuple(options.items()), trec=core_trec,
+                threshold=options.get("threshold"), order=order)
 
 
 def available(target: Target) -> bool:
@@ -388,7 +400,7 @@ def map_grades(grades: Any, gains: tuple[tuple[int, int], ...]) -> Any:
   import jax.numpy as jnp
 
   grades = jnp.asarray(grades)
-  out = grades
+  mapped = grades
   for g, v in gains:
-    out = jnp.where(grades == g, jnp.asarray(v, grades.dtype), out)
-  return out
+    mapped = jnp.where(grades == g, jnp.asarray(v, grades.dtype), mapped)
+  return mapped

@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -44,9 +44,17 @@ from jaxrank._soft import operators as _softrank
 from jaxrank._core import table as _table
 from jaxrank._core.formulas import Options
 from jaxrank._core.ranks import Ranks
+from jaxrank._core.types import LossFn, MetricFn
 
 
-def _inputs(scores, labels, relevant_ids, relevant_grades, where, max_relevant):
+# What a soft metric computes from: scores, valid, slot_index, ranked, grades, count (None:
+# sparse input, no overflow possible).
+_Inputs = tuple[jax.Array, jax.Array | None, jax.Array, jax.Array, jax.Array, jax.Array | None]
+
+
+def _inputs(scores: ArrayLike, labels: ArrayLike | None, relevant_ids: ArrayLike | None,
+            relevant_grades: ArrayLike | None, where: ArrayLike | None,
+            max_relevant: int | None) -> _Inputs:
   """Validated (scores, valid, slot_index, slot_ok, grades, overflow-count) and static m."""
   scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1, wide_ints="float")
   valid = _checks.as_where(where, scores.shape)
@@ -75,13 +83,13 @@ def _inputs(scores, labels, relevant_ids, relevant_grades, where, max_relevant):
   return scores, valid, slot_index, slot_ok, slot_grades, count
 
 
-def _divide(a, b):
+def _divide(a: jax.Array, b: jax.Array) -> jax.Array:
   """``a / b`` with 0 where ``b == 0``, and zero (not NaN) gradients there."""
   ok = b > 0
   return jnp.where(ok, a / jnp.where(ok, b, 1), 0.0)
 
 
-def _cutoff(r, k, tau):
+def _cutoff(r: jax.Array, k: int | None, tau: jax.Array) -> float | jax.Array:
   return 1.0 if k is None else jax.nn.sigmoid((k + 0.5 - r) / tau)
 
 
@@ -95,11 +103,20 @@ class SoftRanks(NamedTuple):
   ranks: Ranks
 
 
+class SoftMetricFormula(Protocol):
+  """A soft metric's formula: as an exact metric's (:class:`jaxrank._core.types.MetricFormula`),
+  from the soft ranks, with the temperature ``tau`` of the smooth cutoff at ``k``: each list's
+  value and whether it is empty."""
+
+  def __call__(self, x: SoftRanks, k: int | None, o: Options, tau: jax.Array,
+               /) -> tuple[jax.Array, jax.Array]: ...
+
+
 @dataclasses.dataclass(frozen=True)
 class SoftFormula:
   """The soft counterpart of one exact metric: its formula and its public docstring."""
 
-  formula: Callable  # (SoftRanks, k, Options, tau) -> (value, empty) per list
+  formula: SoftMetricFormula  # (SoftRanks, k, Options, tau) -> (value, empty) per list
   doc: str  # the math and a runnable example; the options are added from jaxrank._core.options
 
 
@@ -108,21 +125,24 @@ class SoftFormula:
 SOFT_FORMULAS: dict[str, SoftFormula] = {}
 
 
-def _register(name: str, doc: str) -> Callable[[Callable], Callable]:
-  def register(formula: Callable) -> Callable:
+def _register(name: str,
+              doc: str) -> Callable[[SoftMetricFormula], SoftMetricFormula]:
+  def register(formula: SoftMetricFormula) -> SoftMetricFormula:
     SOFT_FORMULAS[name] = SoftFormula(formula, doc)
     return formula
   return register
 
 
-def _hits(x: SoftRanks, k, o: Options, tau):
+def _hits(x: SoftRanks, k: int | None, o: Options,
+          tau: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
   """(relevant slots, their number, each one's smooth cutoff weight c_i)."""
   rel = _formulas.relevant(x.ranks, o)
   nrel = jnp.sum(rel, axis=-1).astype(x.r.dtype)
   return rel, nrel, jnp.where(x.ranked, _cutoff(x.r, k, tau), 0.0)
 
 
-def _dcg_of(x: SoftRanks, k, o: Options, tau, gains):
+def _dcg_of(x: SoftRanks, k: int | None, o: Options, tau: jax.Array,
+            gains: jax.Array) -> jax.Array:
   weight = o.discount_fn(x.r) * jnp.where(x.ranked, _cutoff(x.r, k, tau), 0.0)
   gains = gains.astype(x.r.dtype)
   return jnp.sum(jnp.where((x.grades > 0) & (weight > 0), gains * weight, 0.0), axis=-1)
@@ -138,7 +158,8 @@ def _dcg_of(x: SoftRanks, k, o: Options, tau, gains):
     >>> round(float(jaxrank.soft_dcg([[3.0, 2.0, 1.0]], [[0, 1, 1]], temperature=1e-3)[0]), 4)
     1.1309
 """)
-def _dcg(x, k, o, tau):
+def _dcg(x: SoftRanks, k: int | None, o: Options,
+         tau: jax.Array) -> tuple[jax.Array, jax.Array]:
   return _dcg_of(x, k, o, tau, o.gain_of(x.grades)), ~jnp.any(x.grades > 0, axis=-1)
 
 
@@ -155,7 +176,8 @@ def _dcg(x, k, o, tau):
     >>> round(float(jaxrank.soft_ndcg([[3.0, 2.0, 1.0]], [[1, 5, 3]], temperature=1e-3)[0]), 4)
     0.7649
 """)
-def _ndcg(x, k, o, tau):
+def _ndcg(x: SoftRanks, k: int | None, o: Options,
+          tau: jax.Array) -> tuple[jax.Array, jax.Array]:
   # Gains over the list's largest gain (no overflow; see relative_gains), as the exact NDCG.
   dcg = _dcg_of(x, k, o, tau, _formulas.relative_gains(x.grades, x.grades, o))
   ideal = _formulas.ideal_dcg(x.ranks, k, o, relative=True).astype(x.r.dtype)
@@ -173,7 +195,8 @@ def _ndcg(x, k, o, tau):
     >>> float(jaxrank.soft_precision([[3.0, 2.0, 1.0]], [[1, 0, 1]], k=2, temperature=1e-3)[0])
     0.5
 """)
-def _precision(x, k, o, tau):
+def _precision(x: SoftRanks, k: int | None, o: Options,
+               tau: jax.Array) -> tuple[jax.Array, jax.Array]:
   rel, nrel, c = _hits(x, k, o, tau)
   hits = jnp.sum(jnp.where(rel, c, 0.0), axis=-1)
   return hits / jnp.maximum(_formulas.precision_denominator(x.ranks, k, o), 1), nrel == 0
@@ -188,7 +211,8 @@ def _precision(x, k, o, tau):
     >>> float(jaxrank.soft_recall([[3.0, 2.0, 1.0]], [[1, 0, 1]], k=2, temperature=1e-3)[0])
     0.5
 """)
-def _recall(x, k, o, tau):
+def _recall(x: SoftRanks, k: int | None, o: Options,
+            tau: jax.Array) -> tuple[jax.Array, jax.Array]:
   rel, nrel, c = _hits(x, k, o, tau)
   return _divide(jnp.sum(jnp.where(rel, c, 0.0), axis=-1), nrel), nrel == 0
 
@@ -203,7 +227,8 @@ def _recall(x, k, o, tau):
     >>> float(jaxrank.soft_hit_rate([[3.0, 2.0, 1.0]], [[0, 0, 1]], k=2, temperature=1e-3)[0])
     0.0
 """)
-def _hit_rate(x, k, o, tau):
+def _hit_rate(x: SoftRanks, k: int | None, o: Options,
+              tau: jax.Array) -> tuple[jax.Array, jax.Array]:
   rel, nrel, c = _hits(x, k, o, tau)
   return 1.0 - jnp.prod(jnp.where(rel, 1.0 - c, 1.0), axis=-1), nrel == 0
 
@@ -219,7 +244,8 @@ def _hit_rate(x, k, o, tau):
     >>> float(jaxrank.soft_reciprocal_rank([[3.0, 2.0, 1.0]], [[0, 1, 1]], temperature=1e-3)[0])
     0.5
 """)
-def _reciprocal_rank(x, k, o, tau):
+def _reciprocal_rank(x: SoftRanks, k: int | None, o: Options,
+                     tau: jax.Array) -> tuple[jax.Array, jax.Array]:
   rel, nrel, c = _hits(x, k, o, tau)
   return jnp.max(jnp.where(rel, c / x.r, 0.0), axis=-1, initial=0.0), nrel == 0
 
@@ -239,7 +265,8 @@ def _reciprocal_rank(x, k, o, tau):
     >>> round(float(jaxrank.soft_average_precision(s, y, temperature=1e-3)[0]), 4)
     0.7
 """)
-def _average_precision(x, k, o, tau):
+def _average_precision(x: SoftRanks, k: int | None, o: Options,
+                       tau: jax.Array) -> tuple[jax.Array, jax.Array]:
   # Smooth-AP: precision at each relevant item's soft rank, relevant items ahead by a sigmoid.
   rel, nrel, c = _hits(x, k, o, tau)
   r = x.r
@@ -256,8 +283,10 @@ def _average_precision(x, k, o, tau):
 
 
 @functools.partial(jax.jit, static_argnames=("name", "k", "options", "operator"))
-def _soft_metric(scores, valid, slot_index, ranked, grades, count, temperature, tau, *, name, k,
-                 options, operator):
+def _soft_metric(scores: jax.Array, valid: jax.Array | None, slot_index: jax.Array,
+                 ranked: jax.Array, grades: jax.Array, count: jax.Array | None,
+                 temperature: jax.Array, tau: jax.Array, *, name: str, k: int | None,
+                 options: Options, operator: str) -> jax.Array:
   s = _softrank.finite_scores(scores)
   n = s.shape[-1]
   r = _softrank.slot_ranks(operator, s, valid, slot_index, temperature)
@@ -286,7 +315,12 @@ _INPUTS_DOC = """
 """
 
 
-def _soft(metric: _table.Metric) -> Callable:
+def _is_formula_option(name: str) -> bool:
+  option = _options.declared(name)
+  return option is not None and option.kind == "formula"
+
+
+def _soft(metric: _table.Metric) -> MetricFn:
   """The public soft function of a metric of the table: its soft formula, the soft options."""
   name = metric.name
   if name not in SOFT_FORMULAS:
@@ -295,19 +329,20 @@ def _soft(metric: _table.Metric) -> Callable:
 
   def soft_metric(scores: ArrayLike, labels: ArrayLike | None = None, *,
                   relevant_ids: ArrayLike | None = None,
-                  relevant_grades: ArrayLike | None = None, **options) -> jax.Array:
+                  relevant_grades: ArrayLike | None = None, **options: Any) -> jax.Array:
     k = _checks.check_k(options["k"])
     temperature = _options.check("temperature", options["temperature"])
     tau = _options.check("cutoff_temperature", options["cutoff_temperature"])
     tau = temperature if tau is None else tau
     operator = _options.check("operator", options["operator"])
     formula_options = _options.make_options(**{n: options[n] for n in _options.SOFT
-                                               if _options.declared(n).kind == "formula"})
+                                               if _is_formula_option(n)})
     inputs = _inputs(scores, labels, relevant_ids, relevant_grades, options["where"],
                      options["max_relevant"])
     return _soft_metric(*inputs, temperature, tau, name=name, k=k, options=formula_options,
                         operator=operator)
 
+  assert metric.soft is not None  # FUNCTIONS builds only the metrics with a soft form
   soft_metric.__name__ = soft_metric.__qualname__ = metric.soft
   doc = SOFT_FORMULAS[name].doc
   at = doc.index("\n  Example:")
@@ -316,15 +351,23 @@ def _soft(metric: _table.Metric) -> Callable:
 
 
 # One public soft function per metric whose record names a soft form (jaxrank.soft_ndcg, ...).
-FUNCTIONS: dict[str, Callable] = {m.soft: _soft(m) for m in _table.METRICS.values() if m.soft}
+FUNCTIONS: dict[str, MetricFn] = {m.soft: _soft(m) for m in _table.METRICS.values() if m.soft}
 _unnamed = sorted(set(SOFT_FORMULAS) - {m.name for m in _table.METRICS.values() if m.soft})
 if _unnamed:
   raise AssertionError(f"soft formulas registered for {_unnamed}, whose records in the metric "
                        f"table name no soft form (Metric.soft)")
 globals().update(FUNCTIONS)
+# Set just above (one per record naming a soft form); declared here for type checkers.
+soft_average_precision: MetricFn
+soft_dcg: MetricFn
+soft_hit_rate: MetricFn
+soft_ndcg: MetricFn
+soft_precision: MetricFn
+soft_recall: MetricFn
+soft_reciprocal_rank: MetricFn
 
 
-def as_loss(metric: Callable) -> Callable:
+def as_loss(metric: MetricFn) -> LossFn:
   r"""Turns a soft metric into a loss: :math:`1 - \mathrm{mean}` over lists.
 
   The mean honours ``empty``: with ``"zero"`` every list counts (an empty list adds a constant 1
@@ -341,7 +384,7 @@ def as_loss(metric: Callable) -> Callable:
     (1, 3)
   """
 
-  def loss(scores: ArrayLike, labels: ArrayLike | None = None, **options) -> jax.Array:
+  def loss(scores: ArrayLike, labels: ArrayLike | None = None, **options: Any) -> jax.Array:
     values = metric(scores, labels, **options)
     ok = ~jnp.isnan(values) | _formulas.overflowed(values)  # an overflowed list is not empty
     count = jnp.sum(ok)
@@ -353,10 +396,10 @@ def as_loss(metric: Callable) -> Callable:
   return loss
 
 
-def _named_loss(metric: Callable) -> Callable:
+def _named_loss(metric: MetricFn) -> LossFn:
   """``as_loss(metric)`` with the math and a runnable example in its docstring."""
   loss = as_loss(metric)
-  loss.__doc__ += f"""
+  loss.__doc__ = (loss.__doc__ or "") + f"""
 
   .. math:: L(s) = 1 - \\frac{{1}}{{|U|}} \\sum_{{u \\in U}} m_u(s)
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -51,17 +52,19 @@ def finite_scores(scores: jax.Array) -> jax.Array:
   return jnp.where(jnp.isnan(s), -big, jnp.clip(s, -big, big))
 
 
-def _big(dtype) -> float:
+def _big(dtype: jnp.dtype) -> float:
   return float(jnp.finfo(dtype).max) / 8
 
 
-def _inputs(scores, where, temperature):
+def _inputs(scores: ArrayLike, where: ArrayLike | None,
+            temperature: float | jax.Array) -> tuple[jax.Array, jax.Array | None,
+                                                     float | jax.Array]:
   scores = _checks.as_array("scores", scores, kinds="fi", min_ndim=1, wide_ints="float")
   valid = _checks.as_where(where, scores.shape)
   return scores, valid, _checks.check_temperature("temperature", temperature)
 
 
-def _valid_or_all(s, valid):
+def _valid_or_all(s: jax.Array, valid: jax.Array | None) -> jax.Array:
   return jnp.ones(s.shape, bool) if valid is None else valid
 
 
@@ -69,12 +72,13 @@ def _valid_or_all(s, valid):
 # Sigmoid (ApproxNDCG) ranks of chosen items: O(slots x n).
 
 
-def sigmoid_slot_ranks(s, valid, slot_index, temperature):
+def sigmoid_slot_ranks(s: jax.Array, valid: jax.Array | None, slot_index: jax.Array,
+                       temperature: float | jax.Array) -> jax.Array:
   """``1 + sum_{j valid, j != i} sigmoid((s_j - s_i)/T)`` for the items at ``slot_index``."""
   items = (s,) if valid is None else (s, valid)
   q = jnp.take_along_axis(s, slot_index, axis=-1)[..., :, None]
 
-  def above(chunk, _):
+  def above(chunk: tuple[jax.Array, ...], _: jax.Array) -> tuple[jax.Array]:
     p = jax.nn.sigmoid((chunk[0] - q) / temperature)
     return (p if len(chunk) == 1 else jnp.where(chunk[1], p, 0.0),)
 
@@ -87,7 +91,12 @@ def sigmoid_slot_ranks(s, valid, slot_index, temperature):
 # Relaxed permutation matrices (NeuralSort, SoftSort), walked in chunks of rows.
 
 
-def _row_logits(kind, s, valid, temperature):
+# logits(rows, cols, extra): the logits of rows ``rows [B]`` at the items' values ``cols``.
+_Logits = Callable[[jax.Array, jax.Array, jax.Array], jax.Array]
+
+
+def _row_logits(kind: str, s: jax.Array, valid: jax.Array | None,
+                temperature: float | jax.Array) -> tuple[_Logits, jax.Array]:
   """``logits(rows, cols)``: logits of rows ``rows [B]`` (0-based) at item values ``cols``."""
   ok = _valid_or_all(s, valid)
   nv = jnp.sum(ok, axis=-1).astype(s.dtype)[..., None, None]
@@ -100,28 +109,30 @@ def _row_logits(kind, s, valid, temperature):
                                                                        0.0),),
         items, dtype=s.dtype)
 
-    def logits(rows, col_s, col_a):
+    def neuralsort_logits(rows: jax.Array, col_s: jax.Array, col_a: jax.Array) -> jax.Array:
       coef = (nv + 1 - 2 * (rows + 1).astype(s.dtype)[..., :, None])
       return (coef * col_s[..., None, :] - col_a[..., None, :]) / temperature
 
-    return logits, absdev
+    return neuralsort_logits, absdev
   big = jnp.asarray(_big(s.dtype) ** 0.5, s.dtype)
   srt = -jnp.sort(jnp.where(ok, -s, big), axis=-1)  # valid scores descending, padding last
 
-  def logits(rows, col_s, _):
+  def softsort_logits(rows: jax.Array, col_s: jax.Array, _: jax.Array) -> jax.Array:
     top = jnp.take(srt, rows, axis=-1)
     return -jnp.abs(top[..., :, None] - col_s[..., None, :]) / temperature
 
-  return logits, jnp.zeros_like(s)
+  return softsort_logits, jnp.zeros_like(s)
 
 
-def _masked_logits(logits, valid_cols, dtype):
+def _masked_logits(logits: jax.Array, valid_cols: jax.Array | None,
+                   dtype: jnp.dtype) -> jax.Array:
   big = _big(dtype)
   z = jnp.clip(logits, -big, big)
   return z if valid_cols is None else jnp.where(valid_cols[..., None, :], z, -2 * big)
 
 
-def perm_slot_ranks(kind, s, valid, slot_index, temperature):
+def perm_slot_ranks(kind: str, s: jax.Array, valid: jax.Array | None, slot_index: jax.Array,
+                    temperature: float | jax.Array) -> jax.Array:
   """``sum_i i P[i, j]`` for the items ``j`` at ``slot_index``, rows walked in chunks."""
   n = s.shape[-1]
   ok = _valid_or_all(s, valid)
@@ -133,7 +144,7 @@ def perm_slot_ranks(kind, s, valid, slot_index, temperature):
 
   slot_valid = None if valid is None else take(valid)
 
-  def rows(chunk, idx):
+  def rows(chunk: tuple[jax.Array, ...], idx: jax.Array) -> tuple[jax.Array]:
     del chunk
     z = _masked_logits(logits(idx, s, extra), valid, s.dtype)  # [..., B, n]
     lse = jax.nn.logsumexp(z, axis=-1)[..., :, None]
@@ -147,13 +158,15 @@ def perm_slot_ranks(kind, s, valid, slot_index, temperature):
   return ranks
 
 
-def _perm_matrix(kind, scores, where, temperature):
-  scores, valid, temperature = _inputs(scores, where, temperature)
-  return _perm_matrix_jit(finite_scores(scores), valid, temperature, kind=kind)
+def _perm_matrix(kind: str, scores: ArrayLike, where: ArrayLike | None,
+                 temperature: float) -> jax.Array:
+  s, valid, t = _inputs(scores, where, temperature)
+  return _perm_matrix_jit(finite_scores(s), valid, t, kind=kind)
 
 
 @functools.partial(jax.jit, static_argnames=("kind",))
-def _perm_matrix_jit(s, valid, temperature, *, kind):
+def _perm_matrix_jit(s: jax.Array, valid: jax.Array | None, temperature: jax.Array, *,
+                     kind: str) -> jax.Array:
   logits, extra = _row_logits(kind, s, valid, temperature)
   z = _masked_logits(logits(jnp.arange(s.shape[-1]), s, extra), valid, s.dtype)
   p = jax.nn.softmax(z, axis=-1)
@@ -205,7 +218,7 @@ def soft_sort(scores: ArrayLike, *, temperature: float = 1.0,
 _ISOTONIC_ROWS = 128  # block starts j handled at once: O(rows x n) memory per list
 
 
-def _isotonic(y, w, nv, kl):
+def _isotonic(y: jax.Array, w: jax.Array, nv: jax.Array, kl: bool) -> jax.Array:
   """Decreasing isotonic regression of one sorted list on its first ``nv`` entries.
 
   L2: ``v_i = min_{j <= i} max_{k >= i} mean(y[j..k])``; KL: the block value
@@ -216,7 +229,7 @@ def _isotonic(y, w, nv, kl):
   n = y.shape[-1]
   k = jnp.arange(n)[None, :]
 
-  def best(start, size):
+  def best(start: int | jax.Array, size: int) -> jax.Array:
     """min over j in [start, start + size), j <= i, of max_{k >= i} value[j, k]."""
     j = start + jnp.arange(size)[:, None]
     seg = (k >= j) & (k < nv)
@@ -245,7 +258,7 @@ def _isotonic(y, w, nv, kl):
   return v
 
 
-def _blocks(v, nv):
+def _blocks(v: jax.Array, nv: jax.Array) -> jax.Array:
   """Block id of each sorted position (equal isotonic values), padding in its own blocks."""
   n = v.shape[-1]
   i = jnp.arange(n)
@@ -255,7 +268,8 @@ def _blocks(v, nv):
   return jnp.cumsum(start) - 1
 
 
-def _block_average(g, z, v, nv, kl):
+def _block_average(g: jax.Array, z: jax.Array, v: jax.Array, nv: jax.Array,
+                   kl: bool) -> jax.Array:
   """The isotonic regression's VJP: per block, the mean (L2) or softmax(z)-weighted sum (KL)."""
   n = g.shape[-1]
   bid = _blocks(v, nv)
@@ -268,7 +282,12 @@ def _block_average(g, z, v, nv, kl):
   return e / jax.ops.segment_sum(e, bid, num_segments=n)[bid] * total
 
 
-def _project_fwd_1d(theta, ok, kl):
+# What the projection's backward pass reads: the sort, the sorted values, the isotonic values, nv.
+_ProjectRes = tuple[jax.Array, jax.Array, jax.Array, jax.Array]
+
+
+def _project_fwd_1d(theta: jax.Array, ok: jax.Array,
+                    kl: bool) -> tuple[jax.Array, _ProjectRes]:
   """Projection of ``theta`` onto the permutahedron of ``(nv, ..., 1)`` (valid items only)."""
   n = theta.shape[-1]
   nv = jnp.sum(ok)
@@ -287,16 +306,18 @@ def _project_fwd_1d(theta, ok, kl):
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
-def _project(theta, ok, kl):
+def _project(theta: jax.Array, ok: jax.Array, kl: bool) -> jax.Array:
   return _project_fwd_1d(theta, ok, kl)[0]
 
 
-def _project_fwd(theta, ok, kl):
+def _project_fwd(theta: jax.Array, ok: jax.Array,
+                 kl: bool) -> tuple[jax.Array, tuple[_ProjectRes, jax.Array]]:
   out, res = _project_fwd_1d(theta, ok, kl)
   return out, (res, ok)
 
 
-def _project_bwd(kl, res, g):
+def _project_bwd(kl: bool, res: tuple[_ProjectRes, jax.Array],
+                 g: jax.Array) -> tuple[jax.Array, None]:
   (perm, z, v, nv), ok = res
   gs = jnp.where(jnp.arange(g.shape[-1]) < nv, g[perm], 0.0)
   gz = gs - _block_average(gs, z, v, nv, kl)
@@ -306,7 +327,7 @@ def _project_bwd(kl, res, g):
 _project.defvjp(_project_fwd, _project_bwd)
 
 
-def _batched(fn, *arrays):
+def _batched(fn: Callable[..., jax.Array], *arrays: jax.Array) -> jax.Array:
   """Applies a 1-D function over all leading dimensions."""
   lead, n = arrays[0].shape[:-1], arrays[0].shape[-1]
   flat = [a.reshape(math.prod(lead), n) for a in arrays]  # not -1: n may be 0
@@ -314,7 +335,8 @@ def _batched(fn, *arrays):
 
 
 @functools.partial(jax.jit, static_argnames=("kl",))
-def fast_ranks(s, valid, temperature, *, kl):
+def fast_ranks(s: jax.Array, valid: jax.Array | None, temperature: float | jax.Array, *,
+               kl: bool) -> jax.Array:
   ok = _valid_or_all(s, valid)
   n = s.shape[-1]
   if n == 0:
@@ -327,7 +349,8 @@ def fast_ranks(s, valid, temperature, *, kl):
   return jnp.where(ok, ranks, n + 1)
 
 
-def _sort_1d(values, ok, temperature):
+def _sort_1d(values: jax.Array, ok: jax.Array,
+             temperature: float | jax.Array) -> tuple[jax.Array, jax.Array]:
   n = values.shape[-1]
   nv = jnp.sum(ok)
   srt_perm = jnp.argsort(jnp.where(ok, -values, jnp.inf), stable=True)
@@ -337,19 +360,22 @@ def _sort_1d(values, ok, temperature):
 
 
 @jax.custom_vjp
-def _sorted_projection(rho, w, nv):
+def _sorted_projection(rho: jax.Array, w: jax.Array, nv: jax.Array) -> jax.Array:
   """``rho - isotonic(rho - w)``: the L2 projection of sorted ``rho`` onto P(w)."""
   return _sorted_projection_fwd(rho, w, nv)[0]
 
 
-def _sorted_projection_fwd(rho, w, nv):
+def _sorted_projection_fwd(rho: jax.Array, w: jax.Array,
+                           nv: jax.Array) -> tuple[jax.Array, tuple[jax.Array, jax.Array,
+                                                                   jax.Array]]:
   y = rho - w
   v = _isotonic(y, w, nv, False)
   # w + (y - v) rather than rho - v: exact for unpooled items (y == v) however large rho/eps is.
   return jnp.where(jnp.arange(w.shape[-1]) < nv, w + (y - v), 0.0), (v, nv, rho)
 
 
-def _sorted_projection_bwd(res, g):
+def _sorted_projection_bwd(res: tuple[jax.Array, jax.Array, jax.Array],
+                           g: jax.Array) -> tuple[jax.Array, jax.Array, None]:
   v, nv, rho = res
   gs = jnp.where(jnp.arange(g.shape[-1]) < nv, g, 0.0)
   avg = _block_average(gs, rho, v, nv, False)
@@ -377,12 +403,12 @@ def fast_soft_sort(scores: ArrayLike, *, temperature: float = 1.0,
     >>> [round(float(v), 2) for v in jaxrank.fast_soft_sort([[1.0, 3.0, 2.0]], temperature=10.0)[0]]
     [2.1, 2.0, 1.9]
   """
-  scores, valid, temperature = _inputs(scores, where, temperature)
-  return _fast_sort(finite_scores(scores), valid, temperature)
+  s, valid, t = _inputs(scores, where, temperature)
+  return _fast_sort(finite_scores(s), valid, t)
 
 
 @jax.jit
-def _fast_sort(s, valid, temperature):
+def _fast_sort(s: jax.Array, valid: jax.Array | None, temperature: jax.Array) -> jax.Array:
   if s.shape[-1] == 0:
     return s
   ok = _valid_or_all(s, valid)
@@ -408,16 +434,17 @@ def fast_soft_rank(scores: ArrayLike, *, temperature: float = 1.0,
     >>> jaxrank.fast_soft_rank([[1.0, 1.0, 0.0]], temperature=0.1).tolist()
     [[1.5, 1.5, 3.0]]
   """
-  scores, valid, temperature = _inputs(scores, where, temperature)
+  s, valid, t = _inputs(scores, where, temperature)
   _checks.check_choice("regularization", regularization, ("l2", "kl"))
-  return fast_ranks(finite_scores(scores), valid, temperature, kl=regularization == "kl")
+  return fast_ranks(finite_scores(s), valid, t, kl=regularization == "kl")
 
 
 # ----------------------------------------------------------------------------------------------
 # One entry point for every operator.
 
 
-def slot_ranks(operator, s, valid, slot_index, temperature):
+def slot_ranks(operator: str, s: jax.Array, valid: jax.Array | None, slot_index: jax.Array,
+               temperature: float | jax.Array) -> jax.Array:
   """Soft ranks of the items at ``slot_index`` under ``operator`` (``s`` already finite)."""
   if operator == "sigmoid":
     return sigmoid_slot_ranks(s, valid, slot_index, temperature)
@@ -428,7 +455,8 @@ def slot_ranks(operator, s, valid, slot_index, temperature):
 
 
 @functools.partial(jax.jit, static_argnames=("operator",))
-def _all_ranks(s, valid, temperature, *, operator):
+def _all_ranks(s: jax.Array, valid: jax.Array | None, temperature: jax.Array, *,
+               operator: str) -> jax.Array:
   index = jnp.broadcast_to(jnp.arange(s.shape[-1], dtype=jnp.int32), s.shape)
   ranks = slot_ranks(operator, s, valid, index, temperature)
   return ranks if valid is None else jnp.where(valid, ranks, s.shape[-1] + 1)
@@ -453,6 +481,6 @@ def soft_ranks(scores: ArrayLike, *, temperature: float = 1.0, where: ArrayLike 
     >>> jaxrank.soft_ranks([[1.0, 1.0, 0.0]], temperature=1e-3).tolist()
     [[1.5, 1.5, 3.0]]
   """
-  scores, valid, temperature = _inputs(scores, where, temperature)
+  s, valid, t = _inputs(scores, where, temperature)
   _checks.check_choice("operator", operator, OPERATORS)
-  return _all_ranks(finite_scores(scores), valid, temperature, operator=operator)
+  return _all_ranks(finite_scores(s), valid, t, operator=operator)

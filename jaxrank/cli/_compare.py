@@ -15,7 +15,7 @@ from jaxrank.compare import DEFAULT_MEASURES, FORMATS, compare_runs, plot_summar
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
   """Registers ``jaxrank compare`` on the ``jaxrank`` command's subparsers."""
-  p = subparsers.add_parser(
+  p: argparse.ArgumentParser = subparsers.add_parser(
       "compare", help="compare runs on the same queries, with significance tests",
       description="Evaluate several runs against one qrels file and compare them: one row per "
       "run, one column per measure (the mean over queries), with a letter for each run it is "

@@ -35,7 +35,8 @@ def windows(buf: np.ndarray) -> np.ndarray:
 def _word(win: np.ndarray, starts: np.ndarray, lens: np.ndarray, j: Any) -> np.ndarray:
   """Word ``j`` (bytes ``8j .. 8j+7``, zero past the id's end) of the ids at ``starts``, each
   longer than ``8j`` bytes."""
-  return win[starts + 8 * j] & MASK[np.minimum(lens - 8 * j, 8)]
+  word: np.ndarray = win[starts + 8 * j] & MASK[np.minimum(lens - 8 * j, 8)]
+  return word
 
 
 def flat_words(lens: np.ndarray, first: int) -> Iterator[tuple[np.ndarray, np.ndarray,
@@ -67,7 +68,7 @@ def hash_ids(win: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarra
   of its further words' mixes (each mixed with its position), computed in one flat pass over
   those words (:func:`flat_words`), so the time is linear in the bytes whatever the longest
   id. Equal hashes of ids longer than 8 bytes are checked byte by byte (:func:`check_equal`)."""
-  h = win[starts] & MASK[np.minimum(lens, 8)]
+  h: np.ndarray = win[starts] & MASK[np.minimum(lens, 8)]
   rest = np.flatnonzero(lens > 8)
   h[rest] ^= lens[rest].astype(np.uint64) * _K0
   h *= K1
@@ -137,7 +138,7 @@ def copy_words(dst: np.ndarray, at: np.ndarray, win: np.ndarray, starts: np.ndar
       dst[a[ids] + w] = _word(win, s[ids], n[ids], w)
 
 
-def index_dtype(n: int) -> type:
+def index_dtype(n: int) -> type[np.int32] | type[np.int64]:
   return np.int32 if n < 2**31 - 1 else np.int64
 
 

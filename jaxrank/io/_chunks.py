@@ -5,14 +5,13 @@ documents trec_eval's measures can tell apart (:func:`iter_judged_run_chunks`).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
 from jaxrank.io._columns import Qrels, Run
 from jaxrank.io._errors import ScatteredQueryError
-from jaxrank.io._files import PathLike, open_input
+from jaxrank.io._files import Input, PathLike, open_input
 from jaxrank.io._judged import Judged, JudgedBuilder
 from jaxrank.io._reader import Builder
 from jaxrank.io._split import RUN, split_blocks
@@ -85,7 +84,7 @@ def iter_judged_run_chunks(path: PathLike | bytes, qrels: Qrels, *,
   return _chunks(f, name, close, int(max_lines), judged)
 
 
-def _chunks(f: Any, name: str, close: Any, max_lines: int,
+def _chunks(f: Input, name: str, close: Callable[[], None] | None, max_lines: int,
             judged: Judged | None = None) -> Iterator[Run]:
   def builder_for() -> Builder:
     if judged is None:
@@ -101,6 +100,7 @@ def _chunks(f: Any, name: str, close: Any, max_lines: int,
     if again:
       codes = [i for i, q in enumerate(qids) if q in again]
       row = int(np.flatnonzero(np.isin(run.qid_codes, codes))[0])
+      assert builder.lines is not None  # builder_for() keeps the lines
       raise ScatteredQueryError(
           f"{name}:{int(builder.lines.a[row]) + 1}: query {qids[run.qid_codes[row]]!r} appears "
           "again after its chunk was passed on (a run read in chunks needs each query's lines "

@@ -4,12 +4,14 @@ vocabularies; and the checks of ids given as columns of strings.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from jaxrank.io._bytes import ERRORS
 from jaxrank.io._ids import BadId, Ids
+
+_V = TypeVar("_V")
 
 
 def bad_id_message(what: str, value: Any, reason: str, qid: Any = None) -> str:
@@ -44,7 +46,8 @@ def column_ids(values: Any, what: str) -> tuple[np.ndarray, Ids]:
   return codes, vocab
 
 
-def _rows_of(codes: np.ndarray | None, vocab: Ids | None, values: Any, what: str):
+def _rows_of(codes: np.ndarray | None, vocab: Ids | None, values: Any,
+             what: str) -> tuple[np.ndarray, Ids]:
   if values is not None:
     if codes is not None or vocab is not None:
       raise TypeError(f"give {what} or {what}_codes with {what}_vocab, not both")
@@ -67,6 +70,11 @@ class _Columns:
   """What :class:`Run` and :class:`Qrels` share: codes, vocabularies, the legacy columns."""
 
   __slots__ = ("qid_codes", "qid_vocab", "docid_codes", "docid_vocab", "_cache")
+  qid_codes: np.ndarray
+  qid_vocab: Ids
+  docid_codes: np.ndarray
+  docid_vocab: Ids
+  _cache: dict[str, np.ndarray]
 
   def __setattr__(self, name: str, value: Any) -> None:
     raise AttributeError(f"{type(self).__name__} is immutable (cannot set {name!r})")
@@ -92,9 +100,9 @@ class _Columns:
       self._cache["docid"] = self.docid_vocab.bytes_array()[self.docid_codes]
     return self._cache["docid"]
 
-  def _nested(self, values: list) -> dict:
+  def _nested(self, values: list[_V]) -> dict[str, dict[str, _V]]:
     qs, ds = self.qid_vocab.tolist(), self.docid_vocab.tolist()
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, _V]] = {}
     for q, d, v in zip(map(qs.__getitem__, self.qid_codes.tolist()),
                        map(ds.__getitem__, self.docid_codes.tolist()), values):
       out.setdefault(q, {})[d] = v
@@ -130,6 +138,9 @@ class Run(_Columns):
   """
 
   __slots__ = ("score", "rank", "tag")
+  score: np.ndarray
+  rank: np.ndarray
+  tag: str
 
   def __init__(self, qid: Any = None, docid: Any = None, score: Any = None, rank: Any = None,
                tag: str = "jaxrank", *, qid_codes: Any = None, qid_vocab: Ids | None = None,
@@ -172,6 +183,7 @@ class Qrels(_Columns):
   """
 
   __slots__ = ("rel",)
+  rel: np.ndarray
 
   def __init__(self, qid: Any = None, docid: Any = None, rel: Any = None, *,
                qid_codes: Any = None, qid_vocab: Ids | None = None, docid_codes: Any = None,

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import chain
 from typing import Any
 
@@ -18,8 +18,12 @@ from jaxrank.io._ids import BadId, Ids
 _NUMBER = (int, float, np.integer, np.floating)
 _BOOL = (bool, np.bool_)
 
+# locate(i): row i's (qid, docid, value), as the user's dict holds them (for messages).
+Locate = Callable[[int], tuple[Any, Any, Any]]
 
-def unpack(mapping: Any, what: str):
+
+def unpack(mapping: Any, what: str) -> tuple[Ids, np.ndarray, list[Any], list[Any], Locate,
+                                             Callable[[BadId], Exception]]:
   """``(qid vocabulary, rows per query, doc ids, values, locate, bad_doc)`` of a ``{qid:
   {docid: value}}`` dict (queries without rows left out); ``locate(i)`` gives row ``i``'s
   ``(qid, docid, value)``, ``bad_doc`` the error for a :class:`BadId` of the doc ids."""
@@ -53,7 +57,8 @@ def unpack(mapping: Any, what: str):
   return qvocab, counts[counts > 0], docids, values, locate, bad_doc
 
 
-def _flatten(mapping: Any, what: str):
+def _flatten(mapping: Any, what: str) -> tuple[np.ndarray, Ids, np.ndarray, Ids, list[Any],
+                                               Locate]:
   """``(qid codes, qid vocabulary, doc codes, doc vocabulary, values, locate)`` of a
   ``{qid: {docid: value}}`` dict; ``locate(i)`` gives row ``i``'s ``(qid, docid, value)``."""
   qvocab, counts, docids, values, locate, bad_doc = unpack(mapping, what)
@@ -65,11 +70,11 @@ def _flatten(mapping: Any, what: str):
   return qcodes, qvocab, dcodes, dvocab, values, locate
 
 
-def _first_bad(values: list, ok) -> int:
+def _first_bad(values: list[Any], ok: Callable[[Any], bool]) -> int:
   return next(i for i, v in enumerate(values) if not ok(v))
 
 
-def scores(values: list, locate, what: str) -> np.ndarray:
+def scores(values: list[Any], locate: Locate, what: str) -> np.ndarray:
   def number(v: Any) -> bool:
     return isinstance(v, _NUMBER) and not isinstance(v, _BOOL)
 
@@ -99,7 +104,7 @@ def _grade_ok(v: Any) -> bool:
   return False
 
 
-def _grades(values: list, locate, what: str) -> np.ndarray:
+def _grades(values: list[Any], locate: Locate, what: str) -> np.ndarray:
   types = set(map(type, values))
   try:
     if all(issubclass(t, (int, np.integer)) for t in types) and not any(

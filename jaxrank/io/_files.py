@@ -8,30 +8,35 @@ import codecs
 import os
 import sys
 import zlib
-from collections.abc import Iterator
-from io import BufferedReader, BytesIO
-from typing import Any
+from collections.abc import Callable, Iterator
+from io import BufferedIOBase, BufferedReader, BytesIO
+from typing import cast
 
 import numpy as np
 
 from jaxrank.io._bytes import PAD
 from jaxrank.io._errors import TrecFormatError
 
-PathLike = str | os.PathLike
+PathLike = str | os.PathLike[str]
+Input = BufferedIOBase  # what open_input gives to read from: BytesIO, a file, GzipFile, stdin
 BLOCK = 1 << 20  # bytes per block: the working set of one block stays in the CPU's cache
 _NAMES = {"-": "<stdin>"}
 
 
-def open_input(path: PathLike | bytes, name: str | None) -> tuple[Any, str, Any]:
+def open_input(path: PathLike | bytes,
+               name: str | None) -> tuple[Input, str, Callable[[], None] | None]:
   """A binary file object reading the content (gzip decompressed), the name for messages, and
   what closes it. A missing file fails here, at once."""
+  f: Input
+  close: Callable[[], None] | None
   if isinstance(path, (bytes, bytearray, memoryview)):
     f, name, close = BytesIO(bytes(path)), name or "<bytes>", None
   else:
     path = os.fspath(path)
     name = name or _NAMES.get(path, path)
     if path == "-":
-      f, close = sys.stdin.buffer, None
+      # A BufferedReader (typeshed calls it a BinaryIO, which has no readinto).
+      f, close = cast(BufferedIOBase, sys.stdin.buffer), None
     else:
       try:
         f = open(path, "rb")  # noqa: SIM115 - closed by the caller
@@ -51,7 +56,7 @@ def open_input(path: PathLike | bytes, name: str | None) -> tuple[Any, str, Any]
   return f, name, close
 
 
-def _fill(f: Any, view: memoryview, name: str) -> int:
+def _fill(f: Input, view: memoryview, name: str) -> int:
   """Reads into ``view`` until it is full or the data ends; the number of bytes read."""
   got = 0
   try:
@@ -81,7 +86,7 @@ def _last_line_end(buf: np.ndarray, lo: int, end: int, floor: int = 0) -> int:
   return lo
 
 
-def blocks(f: Any, name: str, buffers: int = 1) -> Iterator[tuple[np.ndarray, int, int]]:
+def blocks(f: Input, name: str, buffers: int = 1) -> Iterator[tuple[np.ndarray, int, int]]:
   """The content in blocks of whole lines, ``(buffer, lo, hi)``: lines ``buffer[lo:hi]``, the
   byte after them readable (zero padding at the end). ``buffers`` buffers of about 2 MB are
   used in turn, so a block stays valid until ``buffers - 1`` more were read (a line longer than
@@ -95,7 +100,7 @@ def blocks(f: Any, name: str, buffers: int = 1) -> Iterator[tuple[np.ndarray, in
       grown = np.zeros(2 * (carry + BLOCK) + PAD, np.uint8)
       grown[:carry] = buf[:carry]
       buf = grown
-    got = _fill(f, memoryview(buf)[carry:carry + BLOCK], name)
+    got = _fill(f, buf.data[carry:carry + BLOCK], name)
     eof, end = got == 0, carry + got
     buf[end:end + PAD] = 0
     lo = 0
@@ -125,10 +130,11 @@ def blocks(f: Any, name: str, buffers: int = 1) -> Iterator[tuple[np.ndarray, in
 def line_ends(c: np.ndarray, after: int) -> np.ndarray:
   """Whether each byte of ``c`` ends a line: LF, or CR not followed by LF (``after`` is the
   byte after ``c``)."""
-  lf = c == 10
-  cr = c == 13
+  lf: np.ndarray = c == 10
+  cr: np.ndarray = c == 13
   if not cr.any():
     return lf
   nxt = np.empty_like(c)
   nxt[:-1], nxt[-1] = c[1:], after
-  return lf | (cr & (nxt != 10))
+  ends: np.ndarray = lf | (cr & (nxt != 10))
+  return ends

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -16,26 +18,26 @@ if TYPE_CHECKING:  # pandas is optional and imported only when an adapter is cal
   import pandas
 
 
-def _pandas():
+def _pandas() -> ModuleType:
   try:
-    import pandas
+    return importlib.import_module("pandas")
   except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError("the DataFrame adapters need pandas: pip install 'jaxrank[pandas]'") from None
-  return pandas
 
 
 def _strings(codes: np.ndarray, vocab: Ids) -> list[str]:
-  return np.array(vocab.tolist() or [""], dtype=object)[codes].tolist()
+  ids: list[str] = np.array(vocab.tolist() or [""], dtype=object)[codes].tolist()
+  return ids
 
 
-def _column(frame, name: str, what: str):
+def _column(frame: pandas.DataFrame, name: str, what: str) -> pandas.Series:
   if name not in frame.columns:
     raise ValueError(f"{what}: the DataFrame has no column {name!r} (columns: "
                      f"{list(frame.columns)})")
   return frame[name]
 
 
-def _id_column(frame, name: str, what: str) -> tuple[np.ndarray, Ids]:
+def _id_column(frame: pandas.DataFrame, name: str, what: str) -> tuple[np.ndarray, Ids]:
   values = _column(frame, name, what)
   if values.isna().any():
     row = int(np.flatnonzero(values.isna().to_numpy())[0])
@@ -68,6 +70,7 @@ def run_from_frame(frame: pandas.DataFrame, *, user_col: str = "user_id", item_c
                        f"{int(np.flatnonzero(np.isnan(score))[0])}")
     rank = np.zeros(score.shape, np.int64)
   else:
+    assert rank_col is not None  # exactly one of the two, checked above
     rank = _column(frame, rank_col, what).to_numpy(np.float64)
     if np.isnan(rank).any():
       raise ValueError(f"{what}: column {rank_col!r} has a missing value at row "
@@ -101,8 +104,8 @@ def qrels_from_frame(frame: pandas.DataFrame, *, user_col: str = "user_id",
                rel=rel.astype(np.int64))
 
 
-def run_to_frame(run: Run | Mapping, *, user_col: str = "user_id", item_col: str = "item_id",
-                 score_col: str = "score") -> pandas.DataFrame:
+def run_to_frame(run: Run | Mapping[str, Mapping[str, float]], *, user_col: str = "user_id",
+                 item_col: str = "item_id", score_col: str = "score") -> pandas.DataFrame:
   """A DataFrame ``(user_col, item_col, score_col)`` with string ids, in the run's row order.
 
   Example:
@@ -116,8 +119,9 @@ def run_to_frame(run: Run | Mapping, *, user_col: str = "user_id", item_col: str
                        item_col: _strings(run.docid_codes, run.docid_vocab), score_col: run.score})
 
 
-def qrels_to_frame(qrels: Qrels | Mapping, *, user_col: str = "user_id",
-                   item_col: str = "item_id", target_col: str = "target") -> pandas.DataFrame:
+def qrels_to_frame(qrels: Qrels | Mapping[str, Mapping[str, int]], *,
+                   user_col: str = "user_id", item_col: str = "item_id",
+                   target_col: str = "target") -> pandas.DataFrame:
   """A DataFrame ``(user_col, item_col, target_col)`` with string ids.
 
   Example:

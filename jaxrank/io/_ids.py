@@ -133,8 +133,8 @@ class Vocab:
       hit = hashes[got] == h[rows]
       codes[rows[hit]] = got[hit]
       rows, slots = rows[~hit], (slots[~hit] + 1) & mask
-    new = codes >= base
-    old = np.flatnonzero(~new)  # ids seen before: long ones are compared with the store
+    is_new = codes >= base
+    old = np.flatnonzero(~is_new)  # ids seen before: long ones are compared with the store
     if old.size:
       c = codes[old]
       store = self.store_windows()
@@ -142,7 +142,7 @@ class Vocab:
     if not won_rows:
       return codes
     won_r, won_s = np.concatenate(won_rows), np.concatenate(won_slots)
-    new = np.flatnonzero(new)
+    new = np.flatnonzero(is_new)
     again = new[codes[new] != base + new]  # a new id's later rows: compared with its first
     if again.size:
       first = codes[again] - base
@@ -167,12 +167,14 @@ class Vocab:
 
   def _add_exactly(self, buf: np.ndarray, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
                    h: np.ndarray) -> np.ndarray:
+    exact = self.exact
+    assert exact is not None  # add() makes the dict before its first call here
     codes = np.empty(h.size, np.int64)
     for i, (s, k) in enumerate(zip(starts.tolist(), lens.tolist())):
       key = buf[s:s + k].tobytes()
-      code = self.exact.get(key)
+      code = exact.get(key)
       if code is None:
-        code = self.exact[key] = self.n
+        code = exact[key] = self.n
         self._store(win, starts[i:i + 1], lens[i:i + 1], h[i:i + 1])
       codes[i] = code
     return codes
@@ -250,7 +252,7 @@ class Ids:
     return vocab.ids(), codes
 
   @classmethod
-  def _from_unique(cls, uniq: list) -> Ids:
+  def _from_unique(cls, uniq: list[str]) -> Ids:
     """The vocabulary of distinct strings ``uniq`` (raises :class:`BadId` for a bad one)."""
     buf, starts, lens = encode_ids(uniq)
     win = windows(buf)
@@ -336,7 +338,9 @@ class Ids:
       at = lookup(*hash_table(small._hash), small._hash, large._hash)
     else:
       small, large = (self, other) if self._table is not None else (other, self)
-      at = lookup(*small._table, small._hash, large._hash)
+      assert small._table is not None  # the side chosen for having one
+      slots, bits = small._table
+      at = lookup(slots, bits, small._hash, large._hash)
     found = np.flatnonzero(at >= 0)
     s_rows, l_rows = at[found], found
     try:  # equal hashes: equal ids, unless one is longer than 8 bytes and they differ
@@ -421,8 +425,9 @@ class Ids:
       return codes.copy()
     start, nw = self._woff[codes], self._woff[codes + 1] - self._woff[codes]
 
-    def words(at):  # big-endian: byte order = numeric order
-      return self._words[at].astype(">u8").view(np.uint64)
+    def words(at: np.ndarray) -> np.ndarray:  # big-endian: byte order = numeric order
+      got: np.ndarray = self._words[at]
+      return got.astype(">u8").view(np.uint64)
 
     first = words(start)
     order = np.argsort(first, kind="stable")
@@ -466,7 +471,7 @@ def _tied(bound: np.ndarray, nw: np.ndarray, j: int) -> tuple[np.ndarray, np.nda
   return keep, seg[keep]
 
 
-def encode_ids(values: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def encode_ids(values: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
   """The bytes of ``values`` (UTF-8, ``surrogateescape``: as a file's ids are decoded) in one
   padded buffer (NUL between them), and each one's start and length; raises :class:`BadId` for
   a value that is not a ``str``, holds a NUL or a surrogate that does not stand for a byte (one

@@ -46,7 +46,8 @@ def _score_keys(scores: np.ndarray, qk: np.ndarray) -> np.ndarray:
   scores tie as float32, a superset of float64's ties (-0.0 ties with 0.0)."""
   f32 = scores.astype(np.float32)
   f32 += np.float32(0.0)
-  return f32.view(np.uint32).astype(np.uint64) ^ qk
+  keys: np.ndarray = f32.view(np.uint32).astype(np.uint64) ^ qk
+  return keys
 
 
 class Judged:
@@ -144,6 +145,7 @@ class JudgedBuilder(Builder):
       raise NeedsFullRead("a query's lines are not together")  # a query seen before, again
     qk = q_codes.astype(np.uint64) * _MIX
     doc_key = b.d_hash[lo:hi] ^ qk
+    assert b.floats is not None  # a run's block
     score_key = _score_keys(b.floats[lo:hi], qk)
     carried = self.open_doc.size if going_on else 0
     if carried:
@@ -166,13 +168,15 @@ class JudgedBuilder(Builder):
       self.open_doc, self.open_score = doc_key[carried + last:], score_key[carried + last:]
     rows, at = b.judged  # found by the reading thread
     i, j = np.searchsorted(rows, [lo, hi])
+    assert self.d is not None  # made by add() before it calls this
     return self.judged.code(b.buf, b.win, b.d_start[lo:hi], b.d_len[lo:hi], b.d_hash[lo:hi],
                             keep, self.d, found=(rows[i:j] - lo, at[i:j]))
 
   def run(self) -> Run:
     if self.d is None:
       self.d = Vocab(1)
-    return Run(qid_codes=self.q_codes.view(), qid_vocab=self._vocab("q"),
+    assert self.floats is not None  # a builder of the run format
+    return Run(qid_codes=self.q_codes.view(), qid_vocab=self.q.ids(),
                docid_codes=self.d_codes.view(),
                docid_vocab=self.judged.vocabulary(self.d_codes.view(), self.d),
                score=self.floats.view(), tag=self.tag)
@@ -238,7 +242,7 @@ def _judged_run(run: Mapping[str, Mapping[str, float]], judged: Judged) -> Run:
   ends = np.cumsum(counts)
   lo = 0
   while lo < keep.size:  # slices of whole queries: a query's ties are in one slice
-    hi = int(ends[min(np.searchsorted(ends, lo + _TIE_SLICE), ends.size - 1)])
+    hi = int(ends[min(int(np.searchsorted(ends, lo + _TIE_SLICE)), ends.size - 1)])
     keep[lo:hi] = _repeated(key[lo:hi])
     lo = hi
   vocab, step = Vocab(int(keep.sum())), 1 << 16  # coded a slice at a time: small temporaries

@@ -6,6 +6,7 @@ rounded like ``strtod``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import numpy as np
 
@@ -122,7 +123,8 @@ def parse_ints(buf: np.ndarray, win: np.ndarray, starts: np.ndarray,
   return values, status
 
 
-def _decimal_value(m: np.ndarray, e: np.ndarray, neg: np.ndarray, slow_text) -> np.ndarray:
+def _decimal_value(m: np.ndarray, e: np.ndarray, neg: np.ndarray,
+                   slow_text: Callable[[int], float]) -> np.ndarray:
   """``-+m * 10**e`` correctly rounded (``m`` < 10**19 uint64, ``e`` int64): Clinger's fast path
   in doubles for ``m <= 2**53``, ``|e| <= 22`` (both factors exact, one rounding); x86's 80-bit
   long double for ``|e| <= 27`` unless its result lies exactly halfway between two doubles

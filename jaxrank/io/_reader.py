@@ -7,13 +7,12 @@ from __future__ import annotations
 import contextlib
 import os
 from io import BytesIO
-from typing import Any
 
 import numpy as np
 
 from jaxrank.io._bytes import Collision, Column, check_equal
 from jaxrank.io._columns import Qrels, Run
-from jaxrank.io._files import BLOCK, PathLike, open_input
+from jaxrank.io._files import BLOCK, Input, PathLike, open_input
 from jaxrank.io._ids import Ids, Vocab
 from jaxrank.io._split import QRELS, RUN, Block, Format, split_blocks
 
@@ -25,12 +24,14 @@ class Builder:
   def __init__(self, fmt: Format, rows: int, *, lines: bool = False,
                keep_ints: bool = True) -> None:
     self.fmt, self.rows = fmt, rows
-    self.q, self.d = Vocab(1024), None
+    self.q = Vocab(1024)
+    self.d: Vocab | None = None  # made by the first add(), which knows how many to expect
     self.q_codes, self.d_codes = Column(np.int32, rows), Column(np.int32, rows)
     self.ints = Column(np.int64, rows) if keep_ints else None
     self.floats = Column(np.float64, rows) if fmt.float_field is not None else None
     self.lines = Column(np.int64, rows) if lines else None
-    self.tag, self.last_q = "jaxrank", None  # the last row's tag and query hash
+    self.tag = "jaxrank"  # the last row's tag
+    self.last_q: np.uint64 | None = None  # the last row's query hash
 
   def __len__(self) -> int:
     return self.q_codes.n
@@ -61,6 +62,7 @@ class Builder:
     if self.ints is not None:
       self.ints.append(b.ints[lo:hi])
     if self.floats is not None:
+      assert b.floats is not None  # the block's format is the builder's: it has scores
       self.floats.append(b.floats[lo:hi])
       self.tag = b.tag(hi - 1)
     if self.lines is not None:
@@ -69,28 +71,30 @@ class Builder:
 
   def _doc_codes(self, b: Block, lo: int, hi: int, q_codes: np.ndarray) -> np.ndarray:
     """The codes of rows ``lo:hi``'s documents (``q_codes``: their queries')."""
+    assert self.d is not None  # made by add() before it calls this
     return self.d.add(b.buf, b.win, b.d_start[lo:hi], b.d_len[lo:hi], b.d_hash[lo:hi])
 
-  def _vocab(self, key: str) -> Ids:
-    vocab = getattr(self, key)
-    return vocab.ids() if vocab is not None else Ids.from_strings([])[0]
+  def docid_vocab(self) -> Ids:
+    return self.d.ids() if self.d is not None else Ids.from_strings([])[0]
 
   def run(self) -> Run:
-    return Run(qid_codes=self.q_codes.view(), qid_vocab=self._vocab("q"),
-               docid_codes=self.d_codes.view(), docid_vocab=self._vocab("d"),
+    assert self.floats is not None  # a builder of the run format
+    return Run(qid_codes=self.q_codes.view(), qid_vocab=self.q.ids(),
+               docid_codes=self.d_codes.view(), docid_vocab=self.docid_vocab(),
                score=self.floats.view(), rank=None if self.ints is None else self.ints.view(),
                tag=self.tag)
 
   def qrels(self) -> Qrels:
-    return Qrels(qid_codes=self.q_codes.view(), qid_vocab=self._vocab("q"),
-                 docid_codes=self.d_codes.view(), docid_vocab=self._vocab("d"),
+    assert self.ints is not None  # a builder of the qrels format keeps the grades
+    return Qrels(qid_codes=self.q_codes.view(), qid_vocab=self.q.ids(),
+                 docid_codes=self.d_codes.view(), docid_vocab=self.docid_vocab(),
                  rel=self.ints.view())
 
 
 _PIPELINE = 8 * BLOCK  # inputs at least this large are split in a second thread
 
 
-def _size_of(f: Any) -> int | None:
+def _size_of(f: Input) -> int | None:
   try:
     return os.fstat(f.fileno()).st_size if f.seekable() and not hasattr(f, "mtime") else None
   except (OSError, AttributeError, ValueError):

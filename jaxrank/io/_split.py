@@ -4,15 +4,19 @@ their numbers read: :func:`split_blocks`, in a second thread for large inputs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Generator, Iterator
+from typing import Protocol
 
 import numpy as np
 
 from jaxrank.io._bytes import ERRORS, hash_ids, windows
 from jaxrank.io._errors import INT64_RANGE, TrecFormatError
-from jaxrank.io._files import blocks, line_ends
+from jaxrank.io._files import Input, blocks, line_ends
 from jaxrank.io._numbers import parse_floats, parse_ints, pythonic
+
+# parse(buf, win, starts, lens) -> (values, status): parse_ints, parse_floats.
+_Parse = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray,
+                                                                          np.ndarray]]
 
 
 class Format:
@@ -36,12 +40,12 @@ def _text(buf: np.ndarray, start: int, n: int) -> str:
 
 
 def _regular_fields(c: np.ndarray, eol: np.ndarray, nlines: int, nf: int,
-                    lo: int) -> tuple[list, list] | None:
+                    lo: int) -> tuple[list[np.ndarray], list[np.ndarray]] | None:
   """Field bounds (lists of start and end arrays, one per field, in the buffer) when every line
   of the block ``c`` (at ``lo``) is ``nf`` non-empty fields joined by single spaces with an LF
   at its end (the common file: the caller checked that no byte below 32 but LF occurs), else
   None."""
-  sp = np.flatnonzero(c == 32)
+  sp: np.ndarray = np.flatnonzero(c == 32)  # then [nlines, nf - 1]
   if not nlines or sp.size != (nf - 1) * nlines or (np.diff(sp) < 2).any():
     return None
   sp = sp.reshape(nlines, nf - 1)
@@ -65,6 +69,21 @@ class Block:
 
   __slots__ = ("buf", "win", "n", "lines", "q_start", "q_len", "q_hash", "d_start", "d_len",
                "d_hash", "ints", "floats", "nlines", "nbytes", "judged")
+  buf: np.ndarray  # the padded buffer
+  win: np.ndarray  # its 8-byte windows
+  n: int  # data rows
+  lines: np.ndarray  # each row's line in the block
+  q_start: np.ndarray
+  q_len: np.ndarray
+  q_hash: np.ndarray
+  d_start: np.ndarray
+  d_len: np.ndarray
+  d_hash: np.ndarray
+  ints: np.ndarray  # the 4th field
+  floats: np.ndarray | None  # the score (None for qrels)
+  nlines: int  # line ends in the block
+  nbytes: int
+  judged: tuple[np.ndarray, np.ndarray]  # set by split_blocks(judged=...): Judged.rows_of
 
   def tag(self, row: int) -> str:
     """The run tag (6th field) of row ``row``'s line, read from the end of its document id
@@ -139,7 +158,7 @@ def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: Format, name: str,
     starts = [t_starts[tok + j] for j in range(need)]
     ends = [t_ends[tok + j] for j in range(need)]
 
-  def number(field: int, parse, what: str, messages: dict[int, str]) -> np.ndarray:
+  def number(field: int, parse: _Parse, what: str, messages: dict[int, str]) -> np.ndarray:
     s = starts[field]
     n = ends[field] - s
     values, status = parse(buf, win, s, n)
@@ -166,19 +185,25 @@ def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: Format, name: str,
   b.buf, b.win, b.n, b.lines, b.nlines = buf, win, lines.size, lines, int(eol.size)
   b.nbytes = hi - lo
   b.ints, b.floats = ints, floats
-  for key, field in (("q", 0), ("d", 2)):
-    s, n = starts[field], ends[field] - starts[field]
-    setattr(b, key + "_start", s)
-    setattr(b, key + "_len", n)
-    setattr(b, key + "_hash", hash_ids(win, s, n))
+  b.q_start, b.q_len = starts[0], ends[0] - starts[0]
+  b.q_hash = hash_ids(win, b.q_start, b.q_len)
+  b.d_start, b.d_len = starts[2], ends[2] - starts[2]
+  b.d_hash = hash_ids(win, b.d_start, b.d_len)
   return b
 
 
 _AHEAD = 32  # blocks split ahead of the caller (while it evaluates a chunk, say)
 
 
-def split_blocks(f: Any, name: str, fmt: Format, *, threaded: bool,
-                  judged: Any = None) -> Iterator[tuple[Block, int]]:
+class JudgedRows(Protocol):
+  """What :func:`split_blocks` asks which rows are judged (``jaxrank.io._judged.Judged``)."""
+
+  def rows_of(self, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+              h: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+def split_blocks(f: Input, name: str, fmt: Format, *, threaded: bool,
+                 judged: JudgedRows | None = None) -> Generator[tuple[Block, int], None, None]:
   """The content's blocks split into rows (:func:`_split_block`), with the number of lines
   before each. ``threaded``: a second thread reads and splits the next block while the caller
   codes this one (NumPy releases the GIL in both, so two cores overlap them); errors reach the
@@ -200,7 +225,9 @@ def split_blocks(f: Any, name: str, fmt: Format, *, threaded: bool,
   import threading
   # At most _AHEAD blocks wait, one more waits to be put, one is split and one coded: the
   # _AHEAD + 3 buffers are never reused early.
-  ready: queue.Queue = queue.Queue(maxsize=_AHEAD)
+  # (item, None), then (None, None) at the end or (None, error).
+  ready: queue.Queue[tuple[tuple[Block, int] | None, BaseException | None]] = queue.Queue(
+      maxsize=_AHEAD)
   stop = threading.Event()
 
   def produce() -> None:

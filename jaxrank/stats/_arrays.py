@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -16,7 +16,7 @@ from jaxrank._core import checks as _checks
 
 def choice(name: str, value: Any, allowed: Sequence[str]) -> str:
   _checks.check_choice(name, value, allowed)
-  return value
+  return cast(str, value)  # check_choice raised unless it is one of the allowed strings
 
 
 def positive_int(name: str, value: Any) -> int:
@@ -43,7 +43,8 @@ def checked_array(name: str, x: Any, min_queries: int = 1) -> np.ndarray:
   return arr
 
 
-def paired_rows(a: Any, b: Any, min_queries: int = 1) -> tuple[np.ndarray, np.ndarray, tuple]:
+def paired_rows(a: Any, b: Any,
+                min_queries: int = 1) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
   """``a`` and ``b`` broadcast to ``[pairs, queries]``, and the leading shape."""
   a, b = checked_array("a", a, min_queries), checked_array("b", b, min_queries)
   if a.shape[-1] != b.shape[-1]:
@@ -81,7 +82,7 @@ def padded(x: np.ndarray, minimum: int = 8) -> np.ndarray:
       else x
 
 
-def elementwise(kernel, *args: ArrayLike) -> np.ndarray:
+def elementwise(kernel: Callable[..., jax.Array], *args: ArrayLike) -> np.ndarray:
   """kernel(*args) on the broadcast arrays, flattened and padded to a power of two (>= 8), so
   it compiles once per size bucket; the padding repeats the last element."""
   arrays = np.broadcast_arrays(*(np.asarray(a, np.float64) for a in args))
@@ -95,11 +96,11 @@ def elementwise(kernel, *args: ArrayLike) -> np.ndarray:
   return out[:size].reshape(shape)
 
 
-def as_output(x: jax.Array, lead: tuple[int, ...]) -> np.ndarray:
+def as_output(x: ArrayLike, lead: tuple[int, ...]) -> np.ndarray:
   return np.asarray(x, np.float64).reshape(lead)
 
 
-def studentize(mean, sd, q):
+def studentize(mean: jax.Array, sd: jax.Array, q: int) -> jax.Array:
   """mean / (sd / sqrt(q)); 0 for 0/0 and +-inf for x/0 (all differences equal)."""
   se = sd / math.sqrt(q)
   return jnp.where(se > 0, mean / jnp.where(se > 0, se, 1.0),

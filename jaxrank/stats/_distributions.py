@@ -15,7 +15,7 @@ from jaxrank.stats._arrays import elementwise
 
 
 @jax.jit
-def t_sf_kernel(t, df):
+def t_sf_kernel(t: jax.Array, df: jax.Array) -> jax.Array:
   # P(T > |t|) = I_x(df/2, 1/2)/2, x = df/(df + t^2), for |t| > 1 (x below the mean of that beta
   # distribution, I small), and 1/2 - I_{1-x}(1/2, df/2)/2 for |t| <= 1: no digits cancel.
   t2 = t * t
@@ -51,10 +51,10 @@ def t_cdf(t: ArrayLike, df: ArrayLike) -> np.ndarray:
 
 
 @jax.jit
-def _t_ppf(p, df):
+def _t_ppf(p: jax.Array, df: jax.Array) -> jax.Array:
   # Bisection on v = asinh(t) in [-700, 700]: the CDF is monotone in v, and v has float64
   # resolution relative to t from the centre to the far tails (t ~ 1e300); 110 halvings.
-  def step(_, lohi):
+  def step(_: int, lohi: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
     lo, hi = lohi
     mid = (lo + hi) / 2
     below = t_sf_kernel(-jnp.sinh(mid), df) < p  # the CDF at sinh(mid), without 1 - sf
@@ -96,7 +96,7 @@ _RULES = {"small_df": (_gauss_legendre(-1.0, 1.0, 16, 12), _gauss_legendre(-1.0,
           "large_df": (_gauss_legendre(-1.0, 1.0, 8, 12), _gauss_legendre(-1.0, 1.0, 1, 1))}
 
 
-def _range_sf_given_s(w, k):
+def _range_sf_given_s(w: jax.Array, k: jax.Array) -> jax.Array:
   """P(range of k standard normals > w), for w and k [..., 1] (the z nodes go on the last axis).
 
   .. math:: 1 - k\\int \\phi(z) (\\Phi(z) - \\Phi(z - w))^{k-1} dz
@@ -112,7 +112,7 @@ def _range_sf_given_s(w, k):
   return k[..., 0] * jnp.sum(weights * dens * inner, axis=-1)
 
 
-def _log_gamma_ratio(a):
+def _log_gamma_ratio(a: jax.Array) -> jax.Array:
   """``a log a - a - gammaln(a)``, stable for large a (Stirling's series from a = 20 on)."""
   big = jnp.maximum(a, 20.0)
   series = (0.5 * jnp.log(big) - 0.5 * math.log(2 * math.pi) - 1 / (12 * big)
@@ -123,7 +123,8 @@ def _log_gamma_ratio(a):
 
 
 @functools.partial(jax.jit, static_argnames="rule")
-def _studentized_range_sf(q, k, df, *, rule):
+def _studentized_range_sf(q: jax.Array, k: jax.Array, df: jax.Array, *,
+                          rule: str) -> jax.Array:
   # Outer integral over y = log(s), s^2 = chi2_df / df, whose density is
   # 2 (nu/2)^{nu/2} e^{nu y - nu e^{2y}/2} / Gamma(nu/2)
   #   = 2 exp((nu/2)(2y + 1 - e^{2y}) + a log a - a - gammaln(a)),  a = nu/2,
@@ -153,7 +154,7 @@ def _studentized_range_sf(q, k, df, *, rule):
   return jnp.where(q <= 0, 1.0, jnp.clip(sf, 0.0, 1.0))
 
 
-def _check_range_args(k, df):
+def _check_range_args(k: ArrayLike, df: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
   k = np.asarray(k, np.float64)
   df = np.asarray(df, np.float64)
   if (np.isnan(k) | (k < 2)).any():

@@ -12,6 +12,7 @@ from jax.scipy import special as jsp
 from numpy.typing import ArrayLike
 
 from jaxrank._core import checks as _checks
+from jaxrank._core.types import Key
 from jaxrank.stats._arrays import (
   as_output,
   checked_array,
@@ -26,7 +27,8 @@ from jaxrank.stats._types import CI_METHODS, Interval
 
 
 @functools.partial(jax.jit, static_argnames="method")
-def _bootstrap_interval(x, theta_b, alpha, *, method):
+def _bootstrap_interval(x: jax.Array, theta_b: jax.Array, alpha: jax.Array, *,
+                        method: str) -> tuple[jax.Array, jax.Array]:
   theta = x.mean(-1)
   if method == "percentile":
     levels = jnp.broadcast_to(jnp.stack([alpha, 1 - alpha]), (x.shape[0], 2))
@@ -44,7 +46,7 @@ def _bootstrap_interval(x, theta_b, alpha, *, method):
 
 
 def confidence_interval(x: ArrayLike, *, confidence: float = 0.95, method: str = "t",
-                        key: jax.Array | int = 0, n_resamples: int = 10_000) -> Interval:
+                        key: Key = 0, n_resamples: int = 10_000) -> Interval:
   r"""Two-sided confidence interval of the mean over the last axis (queries).
 
   * ``"t"``: :math:`\bar x \pm t_{1-\alpha/2,\,n-1}\, s / \sqrt n`;
@@ -88,7 +90,7 @@ def confidence_interval(x: ArrayLike, *, confidence: float = 0.95, method: str =
 
 
 def mean_difference(a: ArrayLike, b: ArrayLike, *, confidence: float = 0.95, method: str = "t",
-                    key: jax.Array | int = 0, n_resamples: int = 10_000) -> Interval:
+                    key: Key = 0, n_resamples: int = 10_000) -> Interval:
   """The mean paired difference ``mean(a - b)`` over queries with its confidence interval.
 
   :func:`confidence_interval` of ``a - b`` (``method`` ``"t"``, ``"percentile"`` or ``"bca"``).

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from jaxrank._core import checks as _checks
+from jaxrank._core.types import Key
 from jaxrank.stats._arrays import checked_array, choice, positive_int
 from jaxrank.stats._distributions import studentized_range_sf
 from jaxrank.stats._intervals import cohens_d, mean_difference
@@ -63,7 +64,8 @@ def adjust(pvalues: ArrayLike, *, method: str = "holm") -> np.ndarray:
   if method == "none" or m == 0:
     return p.copy()
   if method == "bonferroni":
-    return np.minimum(1.0, p * m)
+    bonferroni: np.ndarray = np.minimum(1.0, p * m)
+    return bonferroni
   order = np.argsort(p, axis=-1, kind="stable")
   ps = np.take_along_axis(p, order, -1)
   i = np.arange(1, m + 1)
@@ -79,7 +81,7 @@ def adjust(pvalues: ArrayLike, *, method: str = "holm") -> np.ndarray:
 
 
 @functools.partial(jax.jit, static_argnames="blocked")
-def _tukey_parts(x, *, blocked):
+def _tukey_parts(x: jax.Array, *, blocked: bool) -> tuple[jax.Array, jax.Array]:
   s, q = x.shape
   means = x.mean(-1)
   if blocked:  # two-way ANOVA without replication: topic (query) effects removed
@@ -173,31 +175,31 @@ def align(per_system: Mapping[str, Mapping[str, float] | ArrayLike], *,
     raise TypeError(f"per_system must be a non-empty dict {{system: {{qid: value}}}}, got "
                     f"{type(per_system).__name__}")
   systems = tuple(str(s) for s in per_system)
-  keyed = [isinstance(v, Mapping) for v in per_system.values()]
-  if any(keyed) and not all(keyed):
+  keyed = [v for v in per_system.values() if isinstance(v, Mapping)]
+  if keyed and len(keyed) != len(per_system):
     raise TypeError("per_system values must all be {qid: value} dicts or all be arrays, got "
                     "a mix")
-  if not all(keyed):
+  if not keyed:
     rows = []
-    for s, v in zip(systems, per_system.values()):
+    for name, v in zip(systems, per_system.values()):
       try:
         rows.append(np.asarray(v, dtype=np.float64))
       except (TypeError, ValueError):
-        raise TypeError(f"system {s!r}: per-query values must be numbers, got "
+        raise TypeError(f"system {name!r}: per-query values must be numbers, got "
                         f"{type(v).__name__}") from None
     shapes = {r.shape for r in rows}
     if len(shapes) != 1 or len(next(iter(shapes))) != 1 or not rows[0].size:
       raise ValueError(f"per_system arrays must be 1-D of one length (aligned queries), got "
                        f"shapes { {s: r.shape for s, r in zip(systems, rows)} }")
     values = np.stack(rows)
-    queries = tuple(str(i) for i in range(values.shape[1]))
-    _check_finite(per_system, systems, queries, values, np.ones(values.shape, bool))
-    return PerQuery(systems, queries, values)
-  queries = list(dict.fromkeys(q for v in per_system.values() for q in v))
+    positions = tuple(str(i) for i in range(values.shape[1]))
+    _check_finite(per_system, systems, positions, values, np.ones(values.shape, bool))
+    return PerQuery(systems, positions, values)
+  queries = list(dict.fromkeys(q for v in keyed for q in v))
   index = {q: i for i, q in enumerate(queries)}
   values = np.zeros((len(systems), len(queries)))
   present = np.zeros(values.shape, bool)
-  for s, (name, per_q) in enumerate(zip(systems, per_system.values())):
+  for s, (name, per_q) in enumerate(zip(systems, keyed)):
     cols = np.fromiter((index[q] for q in per_q), np.int64, len(per_q))
     try:
       vals = np.fromiter(per_q.values(), np.float64, len(per_q))
@@ -218,14 +220,14 @@ def align(per_system: Mapping[str, Mapping[str, float] | ArrayLike], *,
       if not keep.any():
         raise ValueError("missing='intersect': no query has a value for every system")
       values = values[:, keep]
-      queries = [q for q, k in zip(queries, keep) if k]
+      queries = [queries[i] for i in np.flatnonzero(keep)]
   if not queries:
     raise ValueError("per_system has no queries")
   return PerQuery(systems, tuple(str(q) for q in queries), values)
 
 
-def _check_finite(per_system: Mapping, systems: tuple, queries: list, values: np.ndarray,
-                  present: np.ndarray) -> None:
+def _check_finite(per_system: Mapping[str, Any], systems: tuple[str, ...],
+                  queries: Sequence[str], values: np.ndarray, present: np.ndarray) -> None:
   """Names the system and query of the first value that is not a finite number: None (no
   value), NaN (a list without relevant items under ``empty="nan"``) or an infinity."""
   bad = ~np.isfinite(values) & present
@@ -262,10 +264,10 @@ def _pairs(k: int, pairs: Any) -> tuple[np.ndarray, np.ndarray]:
   return arr[:, 0].astype(np.int64), arr[:, 1].astype(np.int64)
 
 
-def pairwise(values: ArrayLike, *, test: str = "t", pairs: str | Sequence = "all",
+def pairwise(values: ArrayLike, *, test: str = "t", pairs: str | ArrayLike = "all",
              alternative: str = "two-sided", correction: str | None = None,
              alpha: float = 0.05, confidence: float = 0.95, ci: str = "t",
-             key: jax.Array | int = 0, n_resamples: int = 10_000,
+             key: Key = 0, n_resamples: int = 10_000,
              **options: Any) -> Pairwise:
   """Compares systems pair by pair on one measure: tests, corrected p-values, CIs, effect sizes.
 

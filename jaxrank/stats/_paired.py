@@ -18,20 +18,20 @@ from jaxrank.stats._types import ALTERNATIVES, SIDE, TestResult
 _MAX_EXACT_WILCOXON = 200  # the exact table is [n + 1, n (n + 1) / 2 + 1]: 32 MB at n = 200
 
 
-def _binom_cdf(k, n):
+def _binom_cdf(k: jax.Array, n: jax.Array) -> jax.Array:
   """P(X <= k) for X ~ Binomial(n, 1/2), k and n integers as floats."""
   inside = (k >= 0) & (k < n)
   value = jsp.betainc(jnp.where(inside, n - k, 1.0), jnp.where(inside, k + 1, 1.0), 0.5)
   return jnp.where(k < 0, 0.0, jnp.where(k >= n, 1.0, value))
 
 
-def _all_sides(ge, le):
+def _all_sides(ge: jax.Array | np.ndarray, le: jax.Array | np.ndarray) -> jax.Array:
   """p-values [greater, less, two-sided] from P(T >= t_obs) and P(T <= t_obs)."""
   return jnp.stack([ge, le, jnp.minimum(1.0, 2 * jnp.minimum(ge, le))])
 
 
 @jax.jit
-def _ttest(d):
+def _ttest(d: jax.Array) -> tuple[jax.Array, jax.Array]:
   """t statistic and p-values [greater, less, two-sided] of each row of d."""
   n = d.shape[-1]
   t = studentize(d.mean(-1), jnp.std(d, axis=-1, ddof=1), n)
@@ -81,7 +81,7 @@ def _wilcoxon_cdf_table(n_max: int) -> np.ndarray:
   return np.cumsum(counts, axis=1) / 2.0 ** np.arange(n_max + 1)[:, None]
 
 
-def _ranks(x):
+def _ranks(x: jax.Array) -> tuple[jax.Array, jax.Array]:
   """Average (1-based) ranks of x [..., n] along the last axis and each value's tie count."""
   srt = jnp.sort(x, axis=-1)
   search = jax.vmap(jnp.searchsorted, in_axes=(0, 0, None))
@@ -95,7 +95,8 @@ _ZERO_METHODS = ("wilcox", "pratt", "zsplit")
 
 
 @jax.jit
-def _wilcoxon(d, table, zero_method, correction):
+def _wilcoxon(d: jax.Array, table: jax.Array, zero_method: int | jax.Array,
+              correction: bool | jax.Array) -> tuple[jax.Array, ...]:
   """Signed-rank statistics and p-values of each row of d (options traced: one compile).
 
   Returns W+, W-, the asymptotic and the exact-distribution p-values [sides, rows], the sign-flip
@@ -134,7 +135,7 @@ def _wilcoxon(d, table, zero_method, correction):
   rows = count.astype(jnp.int32)
   top = table.shape[-1] - 1
 
-  def cdf(k):
+  def cdf(k: jax.Array) -> jax.Array:
     return jnp.where(k < 0, 0.0, table[rows, jnp.clip(k, 0, top).astype(jnp.int32)])
 
   p_exact = _all_sides(1 - cdf(jnp.floor(r_plus) - 1), cdf(jnp.ceil(r_plus)))
@@ -213,7 +214,7 @@ def wilcoxon(a: ArrayLike, b: ArrayLike, *, alternative: str = "two-sided",
   return TestResult(as_output(stat, lead), as_output(p, lead))
 
 
-def _wilcoxon_enumerated(weights, offset):
+def _wilcoxon_enumerated(weights: np.ndarray, offset: np.ndarray) -> np.ndarray:
   """p-values [sides, pairs] of W+ over all 2^n sign flips (scipy's permutation_test, exact)."""
   p_count, q = weights.shape
   x = np.concatenate([weights, np.zeros((1, q))])
@@ -223,7 +224,7 @@ def _wilcoxon_enumerated(weights, offset):
 
 
 @jax.jit
-def _sign_test(d):
+def _sign_test(d: jax.Array) -> tuple[jax.Array, jax.Array]:
   """Positive differences and p-values [greater, less, two-sided] of each row of d."""
   k = jnp.sum(d > 0, -1).astype(d.dtype)
   n = jnp.sum(d != 0, -1).astype(d.dtype)

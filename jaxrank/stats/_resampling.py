@@ -4,12 +4,14 @@ the randomization and bootstrap tests and the bootstrap distribution of the mean
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike
 
+from jaxrank._core.types import Key
 from jaxrank.stats._arrays import (
   as_key,
   checked_array,
@@ -28,13 +30,13 @@ _ELEMENTS_PER_CHUNK = 1 << 22  # resamples per chunk: chunk * queries <= 4M (32 
 MAX_EXACT_QUERIES = 24
 
 
-def _exact_signs(r, q: int):
+def _exact_signs(r: jax.Array, q: int) -> jax.Array:
   """Sign vector number r of the 2^q enumeration: bit i of r set flips query i."""
   bits = (r[:, None] >> jnp.arange(q, dtype=r.dtype)[None]) & 1
   return 1.0 - 2.0 * bits.astype(jnp.float64)
 
 
-def _random_signs(key, r, q: int):
+def _random_signs(key: jax.Array, r: jax.Array, q: int) -> jax.Array:
   words = (q + 31) // 32
   bits = jax.vmap(lambda i: jax.random.bits(jax.random.fold_in(key, i), (words,),
                                             jnp.uint32))(r)
@@ -42,10 +44,10 @@ def _random_signs(key, r, q: int):
   return 1.0 - 2.0 * unpacked.reshape(r.shape[0], words * 32)[:, :q].astype(jnp.float64)
 
 
-def _random_counts(key, r, q: int):
+def _random_counts(key: jax.Array, r: jax.Array, q: int) -> jax.Array:
   """Bootstrap counts [len(r), q]: q draws per resample, one random word each (Lemire's
   multiply-shift maps a uint32 onto [0, q): half the random bits of ``randint``)."""
-  def one(i):
+  def one(i: jax.Array) -> jax.Array:
     bits = jax.random.bits(jax.random.fold_in(key, i), (q,), jnp.uint32)
     idx = ((bits.astype(jnp.uint64) * q) >> 32).astype(jnp.int32)
     return jnp.zeros(q, jnp.float64).at[idx].add(1.0)
@@ -57,12 +59,12 @@ def _chunk(n: int, q: int) -> int:
 
 
 @functools.partial(jax.jit, static_argnames=("n", "q", "kind"))
-def _draw(key, *, n, q, kind):
+def _draw(key: jax.Array, *, n: int, q: int, kind: str) -> jax.Array:
   r = jnp.arange(n, dtype=jnp.uint32)
   return _random_signs(key, r, q) if kind == "signs" else _random_counts(key, r, q)
 
 
-def sign_flips(key: jax.Array | int, n_resamples: int, n_queries: int) -> np.ndarray:
+def sign_flips(key: Key, n_resamples: int, n_queries: int) -> np.ndarray:
   """The random sign vectors ``[n_resamples, n_queries]`` (+1/-1) of :func:`randomization_test`.
 
   Row ``r`` comes from ``jax.random.fold_in(key, r)`` (32 signs per random word), so it does not
@@ -81,7 +83,7 @@ def sign_flips(key: jax.Array | int, n_resamples: int, n_queries: int) -> np.nda
     return np.asarray(_draw(as_key(key), n=n, q=q, kind="signs"))
 
 
-def bootstrap_counts(key: jax.Array | int, n_resamples: int, n_queries: int) -> np.ndarray:
+def bootstrap_counts(key: Key, n_resamples: int, n_queries: int) -> np.ndarray:
   """How often each query is drawn in each bootstrap resample, ``[n_resamples, n_queries]``.
 
   Resample ``r`` draws ``n_queries`` query indices with replacement from
@@ -100,14 +102,15 @@ def bootstrap_counts(key: jax.Array | int, n_resamples: int, n_queries: int) -> 
     return np.asarray(_draw(as_key(key), n=n, q=q, kind="counts"))
 
 
-def _null_counts(statistic, obs, tol, *, n: int, chunk: int):
+def _null_counts(statistic: Callable[[jax.Array], jax.Array], obs: jax.Array, tol: jax.Array, *,
+                 n: int, chunk: int) -> jax.Array:
   """How many of the n resampled statistics are >=, <= and (in absolute value) >= ``obs``.
 
   ``statistic(r)`` gives the statistics ``[chunk, pairs]`` of resamples ``r``; ``lax.map`` runs
   the chunks in turn (memory of one chunk), the padding resamples ``r >= n`` are not counted.
   Values within ``tol`` of ``obs`` count as ties, i.e. as extreme.
   """
-  def body(c):
+  def body(c: jax.Array) -> jax.Array:
     r = c * chunk + jnp.arange(chunk, dtype=jnp.uint32)
     t = statistic(r)
     valid = (r < n)[:, None]
@@ -115,11 +118,13 @@ def _null_counts(statistic, obs, tol, *, n: int, chunk: int):
                       jnp.sum(valid & (t <= obs + tol), 0),
                       jnp.sum(valid & (jnp.abs(t) >= jnp.abs(obs) - tol), 0)])
 
-  return jax.lax.map(body, jnp.arange(-(-n // chunk), dtype=jnp.uint32)).sum(0)
+  per_chunk: jax.Array = jax.lax.map(body, jnp.arange(-(-n // chunk), dtype=jnp.uint32))
+  return per_chunk.sum(0)
 
 
 @functools.partial(jax.jit, static_argnames=("n", "exact", "chunk"))
-def _flip_counts(key, x, ref, sys, offset, *, n, exact, chunk):
+def _flip_counts(key: jax.Array, x: jax.Array, ref: jax.Array, sys: jax.Array, offset: jax.Array,
+                 *, n: int, exact: bool, chunk: int) -> tuple[jax.Array, jax.Array]:
   """Sign-flip null distribution of T(s) = s.x[sys] - s.x[ref] + offset, per pair.
 
   Returns the observed T (s = all ones) and the counts of sign vectors whose T is >=, <= and
@@ -133,7 +138,7 @@ def _flip_counts(key, x, ref, sys, offset, *, n, exact, chunk):
   scale = jnp.abs(x).sum(-1)
   tol = _RTOL * (scale[sys] + scale[ref] + jnp.abs(offset))
 
-  def flipped(r):
+  def flipped(r: jax.Array) -> jax.Array:
     s = _exact_signs(r, q) if exact else _random_signs(key, r, q)
     t = s @ xt
     return t[:, sys] - t[:, ref] + offset
@@ -142,7 +147,9 @@ def _flip_counts(key, x, ref, sys, offset, *, n, exact, chunk):
   return obs, counts
 
 
-def sign_flip_counts(x, ref, sys, offset, *, key, n, exact):
+def sign_flip_counts(x: np.ndarray, ref: np.ndarray, sys: np.ndarray, offset: ArrayLike, *,
+                     key: Key, n: int, exact: bool) -> tuple[np.ndarray,
+                                                                         np.ndarray]:
   """Host wrapper of :func:`_flip_counts`: (observed T, counts [3, pairs]) as NumPy."""
   q, pairs = x.shape[-1], len(sys)
   with jax.enable_x64(True):
@@ -153,7 +160,9 @@ def sign_flip_counts(x, ref, sys, offset, *, key, n, exact):
   return np.asarray(obs, np.float64)[:pairs], np.asarray(counts, np.float64)[:, :pairs]
 
 
-def randomization_pairs(x, ref, sys, *, key, n_resamples, alternative, method, pvalue):
+def randomization_pairs(x: np.ndarray, ref: np.ndarray, sys: np.ndarray, *,
+                        key: Key, n_resamples: int, alternative: str, method: str,
+                        pvalue: str) -> tuple[np.ndarray, np.ndarray]:
   q = x.shape[-1]
   if method == "auto":
     method = "exact" if q <= MAX_EXACT_QUERIES and 2 ** q <= n_resamples else "monte-carlo"
@@ -169,7 +178,7 @@ def randomization_pairs(x, ref, sys, *, key, n_resamples, alternative, method, p
   return stat, np.minimum(p, 1.0)
 
 
-def randomization_test(a: ArrayLike, b: ArrayLike, *, key: jax.Array | int = 0,
+def randomization_test(a: ArrayLike, b: ArrayLike, *, key: Key = 0,
                        n_resamples: int = 10_000, alternative: str = "two-sided",
                        method: str = "auto", pvalue: str = "plus_one") -> TestResult:
   r"""Fisher's randomization (paired permutation) test of ``a`` against ``b`` over queries.
@@ -222,7 +231,8 @@ def randomization_test(a: ArrayLike, b: ArrayLike, *, key: jax.Array | int = 0,
 
 
 @functools.partial(jax.jit, static_argnames=("n", "chunk"))
-def _bootstrap_t_counts(key, d, *, n, chunk):
+def _bootstrap_t_counts(key: jax.Array, d: jax.Array, *, n: int,
+                        chunk: int) -> tuple[jax.Array, jax.Array]:
   q = d.shape[-1]
   mean = d.mean(-1)
   centered = d - mean[:, None]
@@ -230,7 +240,7 @@ def _bootstrap_t_counts(key, d, *, n, chunk):
   t_obs = studentize(mean, sd, q)
   tol = _RTOL * jnp.abs(t_obs)
 
-  def resampled(r):
+  def resampled(r: jax.Array) -> jax.Array:
     w = _random_counts(key, r, q)
     m = (w @ centered.T) / q
     m2 = (w @ (centered * centered).T) / q
@@ -241,7 +251,7 @@ def _bootstrap_t_counts(key, d, *, n, chunk):
   return t_obs, counts
 
 
-def bootstrap_test(a: ArrayLike, b: ArrayLike, *, key: jax.Array | int = 0,
+def bootstrap_test(a: ArrayLike, b: ArrayLike, *, key: Key = 0,
                    n_resamples: int = 10_000, alternative: str = "two-sided",
                    pvalue: str = "plus_one") -> TestResult:
   r"""Paired bootstrap test of ``a`` against ``b`` (Sakai, SIGIR 2006; Efron & Tibshirani 16.4).
@@ -271,7 +281,8 @@ def bootstrap_test(a: ArrayLike, b: ArrayLike, *, key: jax.Array | int = 0,
   return TestResult(t.reshape(lead), p.reshape(lead))
 
 
-def _bootstrap_test_flat(d, *, key, n, alternative, pvalue):
+def _bootstrap_test_flat(d: np.ndarray, *, key: Key, n: int, alternative: str,
+                         pvalue: str) -> tuple[np.ndarray, np.ndarray]:
   q = d.shape[-1]
   with jax.enable_x64(True):
     t, counts = _bootstrap_t_counts(as_key(key), jnp.asarray(padded(d)), n=n, chunk=_chunk(n, q))
@@ -282,18 +293,18 @@ def _bootstrap_test_flat(d, *, key, n, alternative, pvalue):
 
 
 @functools.partial(jax.jit, static_argnames=("n", "chunk"))
-def _bootstrap_means(key, x, *, n, chunk):
+def _bootstrap_means(key: jax.Array, x: jax.Array, *, n: int, chunk: int) -> jax.Array:
   q = x.shape[-1]
 
-  def body(c):
+  def body(c: jax.Array) -> jax.Array:
     r = c * chunk + jnp.arange(chunk, dtype=jnp.uint32)
     return _random_counts(key, r, q) @ x.T / q
 
-  out = jax.lax.map(body, jnp.arange(-(-n // chunk), dtype=jnp.uint32))
+  out: jax.Array = jax.lax.map(body, jnp.arange(-(-n // chunk), dtype=jnp.uint32))
   return out.reshape(-1, x.shape[0])[:n].T
 
 
-def bootstrap_means(x: ArrayLike, *, key: jax.Array | int = 0,
+def bootstrap_means(x: ArrayLike, *, key: Key = 0,
                     n_resamples: int = 10_000) -> np.ndarray:
   """Bootstrap distribution of the mean over queries, ``[..., n_resamples]``.
 

@@ -24,9 +24,13 @@ class TestResult(NamedTuple):
     >>> statistic.tolist(), pvalue.round(4).tolist()
     ([2.0, 2.0], [0.5, 0.5])
   """
-  __test__ = False  # not a pytest test class
   statistic: np.ndarray
   pvalue: np.ndarray
+
+
+# Not a pytest test class (a test module that imports it would try to collect it). Set after the
+# class: a NamedTuple's body may hold only fields and methods for type checkers.
+setattr(TestResult, "__test__", False)  # noqa: B010
 
 
 class Interval(NamedTuple):
