@@ -289,7 +289,7 @@ def dcg(
 
   .. math:: DCG@k = \sum_{i:\ \mathrm{rank}_i \le k} \mathrm{gain}(y_i)\,\mathrm{discount}(\mathrm{rank}_i)
 
-  ``gain="linear"`` (y; trec_eval, sklearn, Evidently), ``"exp2"`` (2^y - 1; Rax, metrax,
+  ``gain="linear"`` (y; trec_eval ``dcg``, sklearn, Evidently), ``"exp2"`` (2^y - 1; Rax, metrax,
   TF-Ranking, ranx ``ndcg_burges``) or a callable; ``discount`` defaults to
   :func:`jaxrank.log2_discount`. ``ties="average"`` equals sklearn's ``dcg_score``.
 
