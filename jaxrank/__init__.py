@@ -74,13 +74,13 @@ if TYPE_CHECKING:
       recall,
       reciprocal_rank,
   )
-  from jaxrank._core.ranks import (
-      Ranks,
+  from jaxrank._core.dense import from_dense
+  from jaxrank._core.forms import (
       from_candidates,
-      from_dense,
       from_ranked_ids,
       from_sparse,
   )
+  from jaxrank._core.ranks import Ranks
   from jaxrank._soft.metrics import (
       as_loss,
       soft_average_precision,

@@ -50,7 +50,8 @@ from jaxrank._core import checks as _checks
 from jaxrank._core import evaluate as _evaluate
 from jaxrank._core import formulas as _formulas
 from jaxrank._core import table as _table
-from jaxrank._core.ranks import Ranks, as_scores, from_candidates
+from jaxrank._core.forms import from_candidates
+from jaxrank._core.ranks import Ranks, as_scores
 
 TIES = ("realistic", "average", "optimistic", "pessimistic")
 NUM_OPTIONS = ("all", "finite")

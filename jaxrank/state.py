@@ -169,7 +169,7 @@ class MetricState:
   def _values(self, scores, labels, where, tie_key) -> tuple[tuple[jax.Array, ...], jax.Array]:
     """The per-list values and the lists' overflow flags (``Ranks.overflow``), as
     :func:`jaxrank.evaluate` computes them (cut at the largest cutoff, and under ``jit``
-    without ``max_relevant`` few slots when the lists allow: :data:`jaxrank._core.ranks.TRACED_SLOTS`)."""
+    without ``max_relevant`` few slots when the lists allow: :data:`jaxrank._core.dense.TRACED_SLOTS`)."""
     return _evaluate.compute(scores, labels, self.specs, self.options, where=where,
                              tie_key=tie_key, max_relevant=self.max_relevant, method=self.method,
                              with_overflow=True)

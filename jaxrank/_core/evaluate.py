@@ -16,7 +16,7 @@ from jaxrank._core import checks as _checks
 from jaxrank._core import formulas as _formulas
 from jaxrank._core import irnames as _irnames
 from jaxrank._core import options as _options
-from jaxrank._core import ranks as _ranks
+from jaxrank._core import dense as _dense
 from jaxrank._core import table as _table
 from jaxrank._core.formulas import Options
 from jaxrank._core.ranks import Ranks
@@ -94,7 +94,7 @@ def as_ranks(scores: Any, labels: Any, *, where, tie_key, ties, max_relevant, me
   """Passes a :class:`Ranks` through, or builds the exact one of dense ``(scores, labels)``."""
   if isinstance(scores, Ranks):
     return ranks_given(scores, labels, where=where, tie_key=tie_key, max_relevant=max_relevant)
-  return _ranks.dense_ranks(*dense_given(scores, labels, where), ties=rank_ties(ties),
+  return _dense.dense_ranks(*dense_given(scores, labels, where), ties=rank_ties(ties),
                             tie_key=tie_key, max_relevant=max_relevant, method=method, cut=None)
 
 
@@ -145,17 +145,17 @@ def _dense_values(scores, labels, valid, tie_key, judged, *, specs, options, tie
                   cut, checked, z=0, small=None):
   """Ranks of dense input and the formulas in one jitted call (one dispatch, fused).
 
-  ``small`` (:func:`jaxrank._core.ranks.traced_slots`): ``(slots, cut)`` of a cheaper rank core, taken
+  ``small`` (:func:`jaxrank._core.dense.traced_slots`): ``(slots, cut)`` of a cheaper rank core, taken
   at run time when no list has more relevant items than its slots.
   """
   def values(m, cut):
-    ranks = _ranks.ranks_of_dense(scores, labels, valid, tie_key, judged, ties=ties, m=m,
+    ranks = _dense.ranks_of_dense(scores, labels, valid, tie_key, judged, ties=ties, m=m,
                                   method=method, cut=cut, checked=checked, z=z)
     return compute_ranks(ranks, specs=specs, options=options), ranks.overflow
 
   if small is None:
     return values(m, cut)
-  most = jnp.max(_ranks.positive_count(labels, valid), initial=0)
+  most = jnp.max(_dense.positive_count(labels, valid), initial=0)
   return jax.lax.cond(most <= small[0], lambda: values(*small), lambda: values(m, cut))
 
 
@@ -164,7 +164,7 @@ def compute(scores, labels, specs, options, *, where=None, tie_key=None, max_rel
   """The metrics ``specs`` of a :class:`Ranks` or of dense ``(scores, labels)``.
 
   On dense input the ranks never leave this function, so they may be cut at the largest cutoff
-  (:func:`cutoff`, :func:`jaxrank._core.ranks.dense_ranks`). ``judged`` (dense only) adds the
+  (:func:`cutoff`, :func:`jaxrank._core.dense.dense_ranks`). ``judged`` (dense only) adds the
   judged items' slots (:class:`jaxrank._core.ranks.Judgments`). ``with_overflow=True`` returns
   ``(values, overflow)``, the lists' ``Ranks.overflow`` beside the values, for the means
   (:func:`skip_mean`).
@@ -176,11 +176,11 @@ def compute(scores, labels, specs, options, *, where=None, tie_key=None, max_rel
     values, overflow = compute_ranks(ranks, specs=specs, options=options), ranks.overflow
   else:
     ties = rank_ties(options.ties)
-    arrays, static = _ranks.dense_arguments(
+    arrays, static = _dense.dense_arguments(
         *dense_given(scores, labels, where), ties=ties, tie_key=tie_key,
         max_relevant=max_relevant, method=method, cut=cutoff(specs), judged=judged)
     scores_, _, valid, key, _ = arrays
-    small = _ranks.traced_slots(scores_, valid, key, ties=ties, method=method,
+    small = _dense.traced_slots(scores_, valid, key, ties=ties, method=method,
                                 cut=cutoff(specs), max_relevant=max_relevant, static=static)
     values, overflow = _dense_values(*arrays, specs=specs, options=options, small=small,
                                      **static)

@@ -39,6 +39,7 @@ from jax.typing import ArrayLike
 from jaxrank._core import checks as _checks
 from jaxrank._core import formulas as _formulas
 from jaxrank._core import options as _options
+from jaxrank._core import dense as _dense
 from jaxrank._core import ranks as _ranks
 from jaxrank._soft import operators as _softrank
 from jaxrank._core import table as _table
@@ -68,8 +69,8 @@ def _inputs(scores, labels, relevant_ids, relevant_grades, where, max_relevant):
     raise ValueError("relevant_grades needs relevant_ids")
   labels = _checks.as_array("labels", labels, kinds="fib", wide_ints="float")
   _checks.check_same_shape("labels", labels, "scores", scores.shape)
-  grades, positive, m = _ranks.dense_positives(labels, valid, max_relevant)
-  slot_index, slot_ok = _ranks.relevant_slots(positive, m)
+  grades, positive, m = _dense.dense_positives(labels, valid, max_relevant)
+  slot_index, slot_ok = _dense.relevant_slots(positive, m)
   slot_grades = jnp.where(slot_ok, jnp.take_along_axis(grades, slot_index, axis=-1), 0.0)
   count = jnp.sum(positive, axis=-1, dtype=jnp.int32)
   return scores, valid, slot_index, slot_ok, slot_grades, count

@@ -41,6 +41,7 @@ from jaxrank._host import ranker as _hostrank
 from jaxrank._core import irnames as _irnames
 from jaxrank._trec import irnames as _runnames
 from jaxrank._core import options as _options
+from jaxrank._core import forms as _forms
 from jaxrank._core import ranks as _ranks
 from jaxrank._trec import evaluate as _trec
 
@@ -236,7 +237,7 @@ def _kernel_values(length, lists, pos, s, rel, grade, *, specs, options, ties):
 @functools.partial(jax.jit, static_argnames=("specs", "options", "ties"))
 def _count_kernel(keys, valid, ids, grades, *, specs, options, ties):
   """The metrics of padded lists in the sparse form, one compiled call per shape."""
-  ranks = _ranks.from_sparse(keys, ids, grades, valid, ties=ties, method="count")
+  ranks = _forms.from_sparse(keys, ids, grades, valid, ties=ties, method="count")
   return _evaluate.compute(ranks, None, specs, options)
 
 
@@ -989,7 +990,7 @@ def _repeats(rows: np.ndarray) -> bool:
 
 @functools.partial(jax.jit, static_argnames=("specs", "options"))
 def _ranked_kernel(rec, rel, grades, *, specs, options):
-  ranks = _ranks.from_ranked_ids(rec, rel, grades)
+  ranks = _forms.from_ranked_ids(rec, rel, grades)
   return _evaluate.compute_ranks(ranks, specs=specs, options=options)
 
 
