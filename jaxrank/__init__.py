@@ -49,11 +49,6 @@ if TYPE_CHECKING:
       top_k_ids,
       user_bias,
   )
-  from jaxrank._core.evaluate import (
-      evaluate,
-      mean,
-      parse_metric,
-  )
   from jaxrank._core.formulas import log2_discount
   from jaxrank._core.metrics import (
       average_precision,
@@ -61,12 +56,15 @@ if TYPE_CHECKING:
       bpref,
       dcg,
       err,
+      evaluate,
       fbeta,
       hit_rate,
       infap,
       judged,
+      mean,
       mean_rank,
       ndcg,
+      parse_metric,
       precision,
       r_precision,
       rbp,

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxrank
-from jaxrank._core import evaluate as _evaluate
+from jaxrank._core import compute as _compute
 from jaxrank._core import cut as _cut
 from jaxrank._core import dense as _dense
 
@@ -48,9 +48,9 @@ def _data(seed, dtype, levels):
 
 def _values(scores, labels, where, *, ties, cut, specs, options):
   m, checked = _dense.slot_count(labels, where, None)
-  ranks = _dense.ranks_of_dense(scores, labels, where, None, ties=_evaluate.rank_ties(ties), m=m,
+  ranks = _dense.ranks_of_dense(scores, labels, where, None, ties=_compute.rank_ties(ties), m=m,
                                 method="auto", cut=cut, checked=checked)
-  return _evaluate.compute_ranks(ranks, specs=specs, options=options)
+  return _compute.compute_ranks(ranks, specs=specs, options=options)
 
 
 @settings(settings.get_profile("cutoff"))
@@ -60,7 +60,7 @@ def _values(scores, labels, where, *, ties, cut, specs, options):
 def test_cut_ranks_give_the_full_values(seed, dtype, levels, cut, ties, variant):
   scores, labels, where = _data(seed, dtype, levels)
   # three option sets (each one compilation): the defaults, and every other denominator
-  options = _evaluate.make_options(
+  options = _compute.make_options(
       ties=ties, gain=["linear", "exp2", "linear"][variant],
       ap_denominator=["all", "min_k", "retrieved"][variant],
       precision_denominator=["k", "min_k_n", "k"][variant])
@@ -85,7 +85,7 @@ def test_unmasked_float32_cut_gives_the_full_values(seed, levels, cut, dirty):
   if dirty:
     scores[rng.random(scores.shape) < 0.1] = rng.choice([np.nan, 0.0, -0.0, -np.inf])
   labels = jnp.asarray(rng.integers(0, 4, (LISTS, N)) * (rng.random((LISTS, N)) < 0.5))
-  options = _evaluate.make_options()
+  options = _compute.make_options()
   specs = tuple((name, k) for name in NAMES for k in sorted({1, cut}))
   full = _values(jnp.asarray(scores), labels, None, ties="average", cut=None, specs=specs,
                  options=options)
@@ -114,7 +114,7 @@ def test_ties_straddling_the_cut():
   scores = jnp.array([[9.0, 5.0, 5.0, 5.0, 5.0, 1.0, 0.0, -1.0]])
   labels = jnp.array([[0, 3, 0, 1, 2, 1, 0, 2]])
   for ties in TIES:
-    options = _evaluate.make_options(ties=ties)
+    options = _compute.make_options(ties=ties)
     specs = tuple((name, k) for name in NAMES for k in (2, 3))
     full = _values(scores, labels, None, ties=ties, cut=None, specs=specs, options=options)
     fast = _values(scores, labels, None, ties=ties, cut=3, specs=specs, options=options)
@@ -181,7 +181,7 @@ def test_no_recompilation_for_new_values():
     return jaxrank.evaluate(s, y, ["ndcg@10", "p@10"])
 
   call(0)
-  before = _evaluate._dense_values._cache_size()
+  before = _compute._dense_values._cache_size()
   for seed in rng.integers(1, 1000, 3):
     call(int(seed))
-  assert _evaluate._dense_values._cache_size() == before
+  assert _compute._dense_values._cache_size() == before

@@ -215,8 +215,8 @@ def test_unknown_keywords_are_type_errors(fn):
 
 
 def test_derived_functions_document_their_options():
-  faces = [jrn.evaluate, jrn.evaluate_ranked, jrn.evaluate_run, catalog.evaluate,
-           state.MetricState.init, state.HostMetricState.init]
+  faces = [jaxrank.evaluate, jrn.evaluate, jrn.evaluate_ranked, jrn.evaluate_run,
+           catalog.evaluate, state.MetricState.init, state.HostMetricState.init]
   for fn in faces + list(SOFT_FUNCTIONS.values()):
     derived = _options.FACE_OPTIONS if fn in faces else _options.SOFT
     for p in inspect.signature(fn).parameters.values():

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from jaxrank._core import checks as _checks
-from jaxrank._core import evaluate as _evaluate
+from jaxrank._core import compute as _compute
 from jaxrank._host import ranker as _hostrank
 from jaxrank._core import ranks as _ranks
 from jaxrank._core import table as _table
@@ -482,8 +482,8 @@ def evaluate_run(run: Run, qrels: Qrels, requests: Sequence[Request], *, ties: s
   grades, item_of_j = _judgments_in_rank_order(queries, docs, ranked)
   specs = _core_specs(requests) + tuple(core_specs)
   if specs:
-    options = options or _evaluate.make_options(threshold=threshold,
-                                                ties="first" if ordered else ties)
+    options = options or _compute.make_options(threshold=threshold,
+                                               ties="first" if ordered else ties)
   core_values = _core_values(specs, queries, ranked, item_of_j, options=options,
                              resolved=ordered, chunk=chunk, progress=progress, shapes=shapes)
   values_of = _host_values(requests, queries, ranked, grades, core_values, threshold=threshold)

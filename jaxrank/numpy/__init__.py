@@ -36,23 +36,24 @@ from numpy.typing import ArrayLike
 from jaxrank import io
 from jaxrank._core import checks as _checks
 from jaxrank._trec import chunked as _chunked
-from jaxrank._core import evaluate as _evaluate
+from jaxrank._core import compute as _compute
 from jaxrank._host import ranker as _hostrank
 from jaxrank._core import irnames as _irnames
 from jaxrank._trec import irnames as _runnames
 from jaxrank._core import options as _options
 from jaxrank._core import forms as _forms
+from jaxrank._core import metrics as _metrics
 from jaxrank._core import ranks as _ranks
 from jaxrank._trec import evaluate as _trec
 
 __all__ = ["DEFAULT_METRICS", "evaluate", "evaluate_ranked", "evaluate_run"]
 
-DEFAULT_METRICS = _evaluate.DEFAULT_METRICS
+DEFAULT_METRICS = _compute.DEFAULT_METRICS
 _Result = dict[str, Any]
 
 
 def _make_options(ties: str, **kw):
-  return _evaluate.make_options(ties="first" if ties in _trec.ORDERED else ties, **kw)
+  return _compute.make_options(ties="first" if ties in _trec.ORDERED else ties, **kw)
 
 
 def _metric_specs(metrics) -> tuple[list[str], tuple]:
@@ -61,7 +62,7 @@ def _metric_specs(metrics) -> tuple[list[str], tuple]:
   metrics = list(metrics)
   if not metrics:
     raise ValueError("metrics must name at least one metric, got an empty list")
-  return metrics, tuple(_evaluate.parse_metric(m) for m in metrics)
+  return metrics, tuple(_metrics.parse_metric(m) for m in metrics)
 
 
 def _check_reduce(reduce):
@@ -238,7 +239,7 @@ def _kernel_values(length, lists, pos, s, rel, grade, *, specs, options, ties):
 def _count_kernel(keys, valid, ids, grades, *, specs, options, ties):
   """The metrics of padded lists in the sparse form, one compiled call per shape."""
   ranks = _forms.from_sparse(keys, ids, grades, valid, ties=ties, method="count")
-  return _evaluate.compute(ranks, None, specs, options)
+  return _compute.compute(ranks, None, specs, options)
 
 
 def _host_ranks(lists, s, rel, grade, ties: str) -> tuple[np.ndarray, np.ndarray]:
@@ -481,7 +482,7 @@ def _dense_kernel(scores, labels, valid, *, specs, options, m):
   """The metrics of padded dense lists (padding rows hold no relevant item and are cut from the
   output; ``valid`` is None or the mask, False on padding rows), one compiled call per shape:
   the rank core's dense entry point (ranks and formulas fused, cut at the largest cutoff)."""
-  return _evaluate.compute(scores, labels, specs, options, where=valid, max_relevant=m)
+  return _compute.compute(scores, labels, specs, options, where=valid, max_relevant=m)
 
 
 def _check_grades(lead, lists, index, grades, what: str) -> None:
@@ -991,7 +992,7 @@ def _repeats(rows: np.ndarray) -> bool:
 @functools.partial(jax.jit, static_argnames=("specs", "options"))
 def _ranked_kernel(rec, rel, grades, *, specs, options):
   ranks = _forms.from_ranked_ids(rec, rel, grades)
-  return _evaluate.compute_ranks(ranks, specs=specs, options=options)
+  return _compute.compute_ranks(ranks, specs=specs, options=options)
 
 
 def _keyed(keys, values: np.ndarray, reduce, empty):
