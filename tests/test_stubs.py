@@ -2,14 +2,16 @@
 
 ``jaxrank.ndcg`` and its siblings are built from the metric table (one record per metric, each
 option declared once in ``jaxrank._core.options``), so their source has no ``def ndcg(``; nor has
-``jaxrank.evaluate`` its option parameters (derived from the same declarations). The stub
-``jaxrank/_core/metrics.pyi`` writes out every public function of :mod:`jaxrank._core.metrics`,
-signature and docstring, for readers, IDEs and type checkers. It is generated, never edited:
-after changing a record or an option, run
+``jaxrank.evaluate`` its option parameters (derived from the same declarations), nor
+``jaxrank.soft_ndcg`` and the other soft metrics (built from the table's ``soft`` names and the
+soft formulas). The stubs ``jaxrank/_core/metrics.pyi`` and ``jaxrank/_soft/metrics.pyi`` write
+out every public function of their module, signature and docstring, for readers, IDEs and type
+checkers. They are generated, never edited: after changing a record, a soft formula or an option,
+run
 
     python tests/test_stubs.py
 
-to rewrite it; this test fails while it differs from what the table generates.
+to rewrite them; this test fails while they differ from what the tables generate.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from jaxrank._core import metrics as _metrics  # noqa: E402
 from jaxrank._core import table as _table  # noqa: E402
+from jaxrank._soft import metrics as _soft  # noqa: E402
 
 HEADER = '''"""Type stub of :mod:`jaxrank._core.metrics`, generated from the metric table and the option
 declarations by ``python tests/test_stubs.py``: do not edit (tests/test_stubs.py keeps it equal)."""
@@ -38,6 +41,18 @@ from jaxrank._core.table import Metric
 from jaxrank._core.ranks import Ranks
 
 def accepted(metric: Metric) -> tuple[str, ...]: ...
+'''
+
+SOFT_HEADER = '''"""Type stub of :mod:`jaxrank._soft.metrics`, generated from the metric table, the soft formulas
+and the option declarations by ``python tests/test_stubs.py``: do not edit (tests/test_stubs.py
+keeps it equal)."""
+
+from collections.abc import Callable
+
+import jax
+from jax.typing import ArrayLike
+
+FUNCTIONS: dict[str, Callable]
 '''
 
 
@@ -69,7 +84,13 @@ def metrics_stub() -> str:
   return HEADER + "\n" + "\n".join(functions)
 
 
-STUBS = {ROOT / "jaxrank" / "_core" / "metrics.pyi": metrics_stub}
+def soft_stub() -> str:
+  functions = [render_function(getattr(_soft, name)) for name in _soft.__all__]
+  return SOFT_HEADER + "\n" + "\n".join(functions)
+
+
+STUBS = {ROOT / "jaxrank" / "_core" / "metrics.pyi": metrics_stub,
+         ROOT / "jaxrank" / "_soft" / "metrics.pyi": soft_stub}
 
 
 def test_stubs_equal_what_the_tables_generate():
@@ -86,6 +107,14 @@ def test_stubs_are_python():
 def test_every_metric_has_its_def_in_the_stub():
   text = (ROOT / "jaxrank" / "_core" / "metrics.pyi").read_text()
   for name in [*_table.NAMES, "evaluate", "mean", "parse_metric"]:
+    assert f"\ndef {name}(\n" in text
+
+
+def test_every_soft_metric_has_its_def_in_the_stub():
+  text = (ROOT / "jaxrank" / "_soft" / "metrics.pyi").read_text()
+  soft = [m.soft for m in _table.METRICS.values() if m.soft]
+  assert soft
+  for name in [*soft, "as_loss", "soft_ndcg_loss"]:
     assert f"\ndef {name}(\n" in text
 
 
