@@ -16,7 +16,8 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxrank._core import checks as _checks
-from jaxrank._core.ranks import TIES, as_scores, key_dtype, padding_key, sort_keys
+from jaxrank._core.rankform import TIES
+from jaxrank._core.ranks import as_scores, key_dtype, padding_key, sort_keys
 
 METHODS = ("auto", "count", "sort")
 

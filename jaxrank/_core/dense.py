@@ -24,6 +24,7 @@ from jaxrank._core.counting import check_ties_args, slot_ranks
 from jaxrank._core.cut import cut_applies, cut_slot_ranks
 from jaxrank._core.ranks import POOLED, UNUSED, ZERO, Judgments, Ranks, as_scores, bucket
 
+
 def from_dense(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | None = None, *,
                ties: str = "average", tie_key: ArrayLike | None = None,
                max_relevant: int | None = None, method: str = "auto",

@@ -14,8 +14,10 @@ from jax.typing import ArrayLike
 
 from jaxrank._core import checks as _checks
 from jaxrank._core.counting import check_ties_args, counts_by_compare, slot_ranks
-from jaxrank._core.ranks import (TIES, UNUSED, ZERO, Judgments, Ranks, as_scores, sort_keys,
+from jaxrank._core.rankform import TIES
+from jaxrank._core.ranks import (UNUSED, ZERO, Judgments, Ranks, as_scores, sort_keys,
                                  sparse_grades)
+
 
 def from_sparse(scores: ArrayLike, relevant_ids: ArrayLike,
                 relevant_grades: ArrayLike | None = None, where: ArrayLike | None = None, *,

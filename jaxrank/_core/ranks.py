@@ -59,6 +59,9 @@ from jax import lax
 from jax.typing import ArrayLike
 
 from jaxrank._core import checks as _checks
+# Re-exported for the layers above. TIES is the dense tie policies of the rank core; not to be
+# confused with jaxrank.linkpred.TIES (link prediction's, "realistic" included) or the run tie
+# orders of jaxrank._trec ("trec" included).
 from jaxrank._core.rankform import POOLED, TIES, UNUSED, ZERO, Judgments, Ranks  # noqa: F401
 
 # Ranks and Judgments are defined without JAX (jaxrank._core.rankform: the formulas also read
