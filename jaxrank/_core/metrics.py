@@ -121,8 +121,7 @@ def _resolve(name: str, where: str = "jaxrank.evaluate"):
   :mod:`jaxrank._core.irnames`).
 
   Example:
-    >>> from jaxrank._core import metrics as _metrics
-    >>> _metrics._resolve("P(rel=2)@5"), _metrics._resolve("p@5")
+    >>> _resolve("P(rel=2)@5"), _resolve("p@5")  # doctest globals: this module's
     ((('precision', 5), (('threshold', 2),), None), (('precision', 5), (), None))
   """
   if not _irnames.is_name(name):
