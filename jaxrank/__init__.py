@@ -49,11 +49,6 @@ if TYPE_CHECKING:
       top_k_ids,
       user_bias,
   )
-  from jaxrank._core.evaluate import (
-      evaluate,
-      mean,
-      parse_metric,
-  )
   from jaxrank._core.formulas import log2_discount
   from jaxrank._core.metrics import (
       average_precision,
@@ -61,12 +56,15 @@ if TYPE_CHECKING:
       bpref,
       dcg,
       err,
+      evaluate,
       fbeta,
       hit_rate,
       infap,
       judged,
+      mean,
       mean_rank,
       ndcg,
+      parse_metric,
       precision,
       r_precision,
       rbp,
@@ -74,13 +72,13 @@ if TYPE_CHECKING:
       recall,
       reciprocal_rank,
   )
-  from jaxrank._core.ranks import (
-      Ranks,
+  from jaxrank._core.dense import from_dense
+  from jaxrank._core.forms import (
       from_candidates,
-      from_dense,
       from_ranked_ids,
       from_sparse,
   )
+  from jaxrank._core.ranks import Ranks
   from jaxrank._soft.metrics import (
       as_loss,
       soft_average_precision,

@@ -69,7 +69,8 @@ from jax import lax
 from jax.typing import ArrayLike
 
 from jaxrank._core import checks as _checks
-from jaxrank._core import evaluate as _evaluate
+from jaxrank._core import compute as _compute
+from jaxrank._core import metrics as _metrics
 from jaxrank._core import options as _options
 from jaxrank._core import ranks as _ranks
 from jaxrank._core import table as _table
@@ -404,7 +405,7 @@ def ranks(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
 
 @_options.takes(_options.FACE_OPTIONS, after="reduce")
 def evaluate(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
-             metrics: Sequence[str] = _evaluate.DEFAULT_METRICS, *,
+             metrics: Sequence[str] = _compute.DEFAULT_METRICS, *,
              relevant_grades: ArrayLike | None = None, exclude_ids: Any = None,
              score_fn: Callable[[jax.Array, jax.Array], jax.Array] | None = None,
              top_k: int | None = None, reduce: str | None = None,
@@ -437,12 +438,12 @@ def evaluate(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
     >>> {name: round(float(v), 4) for name, v in out.metrics.items()}
     {'ndcg@2': 0.6012, 'map': 0.6458}
   """
-  metrics = _evaluate.metric_list(metrics)
+  metrics = _compute.metric_list(metrics)
   if reduce not in (None, "mean"):
     raise ValueError(f"reduce must be None or 'mean', got {reduce!r}")
   ties, empty = options["ties"], options["empty"]
-  options = _evaluate.make_options(**options)
-  specs = tuple(_evaluate.parse_metric(name) for name in metrics)
+  options = _compute.make_options(**options)
+  specs = tuple(_metrics.parse_metric(name) for name in metrics)
   for name, (base, _) in zip(metrics, specs):
     if _table.reads_judgments(base):
       raise ValueError(f"metric {name!r} reads judged non-relevant items, which the catalog walk "
@@ -451,9 +452,9 @@ def evaluate(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
   out = ranks(query_emb, item_emb, relevant_ids, relevant_grades, exclude_ids=exclude_ids,
               score_fn=score_fn, top_k=top_k, ties=ties, user_block=user_block,
               item_block=item_block, method=method)
-  values = dict(zip(metrics, _evaluate.compute_ranks(out.ranks, specs=specs, options=options)))
+  values = dict(zip(metrics, _compute.compute_ranks(out.ranks, specs=specs, options=options)))
   if reduce == "mean":
-    values = _evaluate.mean(values, empty=empty)
+    values = _metrics.mean(values, empty=empty)
   return out._replace(metrics=values)
 
 

@@ -48,10 +48,12 @@ from jax import lax
 from jax.typing import ArrayLike
 
 from jaxrank._core import checks as _checks
-from jaxrank._core import evaluate as _evaluate
+from jaxrank._core import compute as _core
 from jaxrank._core import formulas as _formulas
+from jaxrank._core import metrics as _metrics
 from jaxrank._core import table as _table
-from jaxrank._core.ranks import Ranks, as_scores, from_candidates
+from jaxrank._core.forms import from_candidates
+from jaxrank._core.ranks import Ranks, as_scores
 
 TIES = ("realistic", "average", "optimistic", "pessimistic")
 NUM_OPTIONS = ("all", "finite")
@@ -124,8 +126,8 @@ def _compute(r: Ranks, *, specs: tuple[tuple[str, int | None], ...],
     return tuple(_realistic(name, lo, hi, k if k is None else min(k, r.size))
                  for name, k in specs)
   # The other policies are the rank core's: exact expectation over tie orders, or a bound.
-  return _evaluate.compute_ranks(r, specs=tuple((_CORE_NAMES[name], k) for name, k in specs),
-                                options=_evaluate.make_options(ties=ties))
+  return _core.compute_ranks(r, specs=tuple((_CORE_NAMES[name], k) for name, k in specs),
+                            options=_core.make_options(ties=ties))
 
 
 def _check_ties(ties: str) -> None:
@@ -494,16 +496,16 @@ def evaluate(positive_scores: ArrayLike | Ranks,
     {'mrr': 0.75, 'hits@1': 0.5}
   """
   _check_ties(ties)
-  candidates, metrics = _evaluate.metrics_second(positive_scores, candidate_scores, metrics,
-                                                 DEFAULT_METRICS)
-  metrics = _evaluate.metric_list(metrics)
+  candidates, metrics = _core.metrics_second(positive_scores, candidate_scores, metrics,
+                                              DEFAULT_METRICS)
+  metrics = _core.metric_list(metrics)
   if reduce not in (None, "mean"):
     raise ValueError(f"reduce must be None or 'mean', got {reduce!r}")
   specs = tuple(_parse(m) for m in metrics)
   r = ranks(positive_scores, candidates, candidate_mask=candidate_mask)
   values = _compute(r, specs=specs, ties=ties)
   out = dict(zip(metrics, values))
-  return _evaluate.mean(out) if reduce == "mean" else out
+  return _metrics.mean(out) if reduce == "mean" else out
 
 
 def filter_mask(num_entities: int, true_ids: ArrayLike, known_ids: ArrayLike) -> jax.Array:
@@ -625,7 +627,7 @@ def evaluate_triples(head_scores: ArrayLike, tail_scores: ArrayLike, triples: Ar
                                 f"triples[:, {col}] ({side})", known_name)
     pos = jnp.take_along_axis(scores, true_ids[:, None], axis=-1)[:, 0]
     per_side[side] = evaluate(pos, scores, metrics, candidate_mask=mask, ties=ties, reduce=None)
-    out[side] = _evaluate.mean(per_side[side])
+    out[side] = _metrics.mean(per_side[side])
   out["both"] = {m: jnp.mean(jnp.concatenate([per_side["head"][m], per_side["tail"][m]]))
                  for m in metrics}
   return out

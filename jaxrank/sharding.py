@@ -33,6 +33,7 @@ from jax.sharding import PartitionSpec as P
 from jax.typing import ArrayLike
 
 from jaxrank._core import checks as _checks
+from jaxrank._core import counting as _counting
 from jaxrank._core import ranks as _ranks
 from jaxrank._core.ranks import Ranks
 
@@ -153,7 +154,7 @@ def _sharded(scores: jax.Array, ids: jax.Array, grades: jax.Array, valid: jax.Ar
         return (((key > q) | ((key == q) & (offset + index < qi))) & real,)
       return (key > q) & real, (key >= q) & real
 
-    counts = jax.lax.psum(_ranks.sum_over_items(count, items), items_axis)
+    counts = jax.lax.psum(_counting.sum_over_items(count, items), items_axis)
     num = (jnp.full(scores.shape[:-1], width, jnp.int32) if valid is None
            else jnp.sum(valid, axis=-1, dtype=jnp.int32))
     num = jax.lax.psum(num, items_axis)

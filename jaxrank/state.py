@@ -41,7 +41,8 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxrank._core import checks as _checks
-from jaxrank._core import evaluate as _evaluate
+from jaxrank._core import compute as _compute
+from jaxrank._core import metrics as _metrics
 from jaxrank._core import options as _options
 from jaxrank._core.formulas import Options
 from jaxrank._core.ranks import Ranks
@@ -111,7 +112,7 @@ class MetricState:
 
   @classmethod
   @_options.takes(_options.FACE_OPTIONS + ("max_relevant", "method"))
-  def init(cls, metrics: Sequence[str] | str = _evaluate.DEFAULT_METRICS,
+  def init(cls, metrics: Sequence[str] | str = _compute.DEFAULT_METRICS,
            **options: Any) -> MetricState:
     """An empty state for ``metrics`` (names as in :func:`jaxrank.evaluate`) and options.
 
@@ -126,10 +127,10 @@ class MetricState:
       >>> s.metrics, s.count.tolist()
       (('mrr',), [0])
     """
-    names = tuple(_evaluate.metric_list(metrics))
+    names = tuple(_compute.metric_list(metrics))
     max_relevant, method = options.pop("max_relevant"), options.pop("method")
-    formula_options = _evaluate.make_options(**options)
-    specs = tuple(_evaluate.parse_metric(name) for name in names)
+    formula_options = _compute.make_options(**options)
+    specs = tuple(_metrics.parse_metric(name) for name in names)
     if max_relevant is not None:
       max_relevant = _checks.check_k(max_relevant, "max_relevant")
     if method not in ("auto", "count", "sort"):
@@ -172,10 +173,10 @@ class MetricState:
               tie_key: ArrayLike | None) -> tuple[tuple[jax.Array, ...], jax.Array]:
     """The per-list values and the lists' overflow flags (``Ranks.overflow``), as
     :func:`jaxrank.evaluate` computes them (cut at the largest cutoff, and under ``jit``
-    without ``max_relevant`` few slots when the lists allow: :data:`jaxrank._core.ranks.TRACED_SLOTS`)."""
-    return _evaluate.compute(scores, labels, self.specs, self.options, where=where,
-                             tie_key=tie_key, max_relevant=self.max_relevant, method=self.method,
-                             with_overflow=True)
+    without ``max_relevant`` few slots when the lists allow: :data:`jaxrank._core.dense.TRACED_SLOTS`)."""
+    return _compute.compute(scores, labels, self.specs, self.options, where=where,
+                            tie_key=tie_key, max_relevant=self.max_relevant, method=self.method,
+                            with_overflow=True)
 
   def update(self, scores: ArrayLike | Ranks, labels: ArrayLike | None = None, *,
              where: ArrayLike | None = None, tie_key: ArrayLike | None = None,
@@ -307,7 +308,7 @@ class HostMetricState:
 
   @classmethod
   @_options.takes(_options.FACE_OPTIONS, first=("ties",))
-  def init(cls, metrics: Sequence[str] | str = _evaluate.DEFAULT_METRICS,
+  def init(cls, metrics: Sequence[str] | str = _compute.DEFAULT_METRICS,
            **options: Any) -> HostMetricState:
     """An empty host state; options as in :func:`jaxrank.numpy.evaluate`.
 
@@ -316,11 +317,11 @@ class HostMetricState:
       >>> HostMetricState.init("ndcg@10", empty="skip").counts
       (0,)
     """
-    names = tuple(_evaluate.metric_list(metrics))
+    names = tuple(_compute.metric_list(metrics))
     for name in names:
-      _evaluate.parse_metric(name)
+      _metrics.parse_metric(name)
     ties = options["ties"]
-    _evaluate.make_options(**{**options, "ties": "first" if ties == "trec" else ties})
+    _compute.make_options(**{**options, "ties": "first" if ties == "trec" else ties})
     return cls(metrics=names, options=options, sums=((0.0, 0.0),) * len(names),
                counts=(0,) * len(names))
 

@@ -1,6 +1,6 @@
 """The cut path: metrics that all have a cutoff read ranks exact only within the largest one.
 
-``jaxrank._core.ranks.ranks_of_dense(..., cut=K)`` marks every slot that cannot reach the top ``K`` as
+``jaxrank._core.dense.ranks_of_dense(..., cut=K)`` marks every slot that cannot reach the top ``K`` as
 unranked; every formula at a cutoff ``k <= K`` must give exactly the value of the full ranks.
 The internal kernel is compared with the full count on small integer scores with heavy ties,
 NaN, -inf and padding, for every score dtype the cut path takes and every tie policy; the public
@@ -15,8 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxrank
-from jaxrank._core import evaluate as _evaluate
-from jaxrank._core import ranks as _ranks
+from jaxrank._core import compute as _compute
+from jaxrank._core import cut as _cut
+from jaxrank._core import dense as _dense
 
 NAMES = ["precision", "recall", "fbeta", "hit_rate", "reciprocal_rank", "average_precision",
          "average_recall", "dcg", "ndcg", "r_precision", "mean_rank"]
@@ -46,10 +47,10 @@ def _data(seed, dtype, levels):
 
 
 def _values(scores, labels, where, *, ties, cut, specs, options):
-  m, checked = _ranks.slot_count(labels, where, None)
-  ranks = _ranks.ranks_of_dense(scores, labels, where, None, ties=_evaluate.rank_ties(ties), m=m,
+  m, checked = _dense.slot_count(labels, where, None)
+  ranks = _dense.ranks_of_dense(scores, labels, where, None, ties=_compute.rank_ties(ties), m=m,
                                 method="auto", cut=cut, checked=checked)
-  return _evaluate.compute_ranks(ranks, specs=specs, options=options)
+  return _compute.compute_ranks(ranks, specs=specs, options=options)
 
 
 @settings(settings.get_profile("cutoff"))
@@ -59,7 +60,7 @@ def _values(scores, labels, where, *, ties, cut, specs, options):
 def test_cut_ranks_give_the_full_values(seed, dtype, levels, cut, ties, variant):
   scores, labels, where = _data(seed, dtype, levels)
   # three option sets (each one compilation): the defaults, and every other denominator
-  options = _evaluate.make_options(
+  options = _compute.make_options(
       ties=ties, gain=["linear", "exp2", "linear"][variant],
       ap_denominator=["all", "min_k", "retrieved"][variant],
       precision_denominator=["k", "min_k_n", "k"][variant])
@@ -84,7 +85,7 @@ def test_unmasked_float32_cut_gives_the_full_values(seed, levels, cut, dirty):
   if dirty:
     scores[rng.random(scores.shape) < 0.1] = rng.choice([np.nan, 0.0, -0.0, -np.inf])
   labels = jnp.asarray(rng.integers(0, 4, (LISTS, N)) * (rng.random((LISTS, N)) < 0.5))
-  options = _evaluate.make_options()
+  options = _compute.make_options()
   specs = tuple((name, k) for name in NAMES for k in sorted({1, cut}))
   full = _values(jnp.asarray(scores), labels, None, ties="average", cut=None, specs=specs,
                  options=options)
@@ -97,9 +98,9 @@ def test_unmasked_float32_cut_gives_the_full_values(seed, levels, cut, dirty):
     values, top_index = jax.lax.top_k(jnp.asarray(scores), cut + 1)
     most = int(jnp.max(jnp.sum(positive, axis=-1)))
     for m in (N, most):  # one slot per item (_cut_item_ranks), and the relevant slots only
-      index, ok = _ranks.relevant_slots(positive, m)
-      lo, hi = _ranks._cut_slot_ranks_plain(jnp.asarray(scores), values, top_index, ok, index,
-                                            cut=cut, size=N)
+      index, ok = _dense.relevant_slots(positive, m)
+      lo, hi = _cut._cut_slot_ranks_plain(jnp.asarray(scores), values, top_index, ok, index,
+                                          cut=cut, size=N)
       r = jaxrank.from_dense(scores, labels, max_relevant=m)
       reach = np.asarray(lo) <= N
       assert reach.any() or cut < 3
@@ -113,7 +114,7 @@ def test_ties_straddling_the_cut():
   scores = jnp.array([[9.0, 5.0, 5.0, 5.0, 5.0, 1.0, 0.0, -1.0]])
   labels = jnp.array([[0, 3, 0, 1, 2, 1, 0, 2]])
   for ties in TIES:
-    options = _evaluate.make_options(ties=ties)
+    options = _compute.make_options(ties=ties)
     specs = tuple((name, k) for name in NAMES for k in (2, 3))
     full = _values(scores, labels, None, ties=ties, cut=None, specs=specs, options=options)
     fast = _values(scores, labels, None, ties=ties, cut=3, specs=specs, options=options)
@@ -124,7 +125,7 @@ def test_ties_straddling_the_cut():
 def test_cut_ranks_mark_only_out_of_reach_slots():
   scores = jnp.array([[4.0, 3.0, 3.0, 3.0, 1.0, jnp.nan]])
   labels = jnp.array([[1, 0, 1, 1, 1, 1]])
-  r = _ranks.ranks_of_dense(scores, labels, None, None, ties="average", m=6, method="auto",
+  r = _dense.ranks_of_dense(scores, labels, None, None, ties="average", m=6, method="auto",
                             cut=2, checked=True)
   # m = n: one slot per item. Items 2 and 3 sit in the 3.0 group straddling the cut (ranks
   # 2-4, exact); items 4 and 5 cannot reach the top 2 and read as unranked (7), as item 1
@@ -142,8 +143,8 @@ def test_public_path_takes_the_cut_and_agrees_with_the_count(ties):
   scores[rng.random(scores.shape) < 0.05] = np.nan
   labels = rng.integers(1, 4, (lists, n)) * (rng.random((lists, n)) < 0.7)  # ~126 relevant
   where = rng.random((lists, n)) < 0.9
-  m, _ = _ranks.slot_count(jnp.asarray(labels), jnp.asarray(where), None)
-  assert _ranks.cut_applies(np.float32, n, 10, m, ties=ties, tie_key=None, method="auto")
+  m, _ = _dense.slot_count(jnp.asarray(labels), jnp.asarray(where), None)
+  assert _cut.cut_applies(np.float32, n, 10, m, ties=ties, tie_key=None, method="auto")
   metrics = [f"{name}@{k}" for name in NAMES for k in (3, 10)]
   auto = jaxrank.evaluate(scores, labels, metrics, where=where, ties=ties)
   count = jaxrank.evaluate(scores, labels, metrics, where=where, ties=ties, method="count")
@@ -180,7 +181,7 @@ def test_no_recompilation_for_new_values():
     return jaxrank.evaluate(s, y, ["ndcg@10", "p@10"])
 
   call(0)
-  before = _evaluate._dense_values._cache_size()
+  before = _compute._dense_values._cache_size()
   for seed in rng.integers(1, 1000, 3):
     call(int(seed))
-  assert _evaluate._dense_values._cache_size() == before
+  assert _compute._dense_values._cache_size() == before

@@ -318,12 +318,12 @@ def test_int_positives_against_float32_candidates_stay_exact():
 @pytest.mark.parametrize("shape", [(7, 13), (2, 3, 5), (4, 0), (0, 6)])
 def test_host_label_summary_equals_the_device_one(dtype, masked, shape):
   # Integer and boolean labels on the CPU are counted and checked by NumPy in place
-  # (_ranks._summary); everything else by the jitted reduction. Both must say the same.
-  from jaxrank._core import ranks as _ranks
+  # (_dense._summary); everything else by the jitted reduction. Both must say the same.
+  from jaxrank._core import dense as _dense
   rng = np.random.default_rng(len(shape) + shape[-1])
   labels = rng.integers(-1 if np.issubdtype(dtype, np.signedinteger) else 0, 3, shape)
   valid = jnp.asarray(rng.random(shape) < 0.7) if masked else None
   for y in (labels, np.maximum(labels, 0), np.zeros(shape, int)):
     y = jnp.asarray(y.astype(dtype))
-    assert _ranks._summary(y, valid) == [int(v) for v in np.asarray(
-        _ranks._label_summary(y, valid))]
+    assert _dense._summary(y, valid) == [int(v) for v in np.asarray(
+        _dense._label_summary(y, valid))]

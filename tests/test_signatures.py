@@ -26,6 +26,28 @@ REST = ["empty: 'str' = 'zero'", "ap_denominator: 'str' = 'all'",
         "persistence: 'float' = 0.8", "graded: 'bool' = False", "max_grade: 'float' = 4.0"]
 
 EXPECTED = {
+    "evaluate": [
+        "scores: 'ArrayLike | Ranks'",
+        "labels: 'ArrayLike | Sequence[str] | None' = None",
+        "metrics: 'Sequence[str]' = ('ndcg@10', 'map', 'mrr', 'precision@10', 'recall@10')",
+        '*',
+        "where: 'ArrayLike | None' = None",
+        "threshold: 'float' = 1",
+        *GAIN_DISCOUNT,
+        "ties: 'str' = 'average'",
+        "tie_key: 'ArrayLike | None' = None",
+        "judged: 'ArrayLike | None' = None",
+        "empty: 'str' = 'zero'",
+        "ap_denominator: 'str' = 'all'",
+        "precision_denominator: 'str' = 'k'",
+        "beta: 'float' = 1.0",
+        "persistence: 'float' = 0.8",
+        "max_grade: 'float' = 4.0",
+        "graded: 'bool' = False",
+        "reduce: 'str | None' = None",
+        "max_relevant: 'int | None' = None",
+        "method: 'str' = 'auto'",
+        '-> dict[str, jax.Array]'],
     "numpy.evaluate": [
         "scores: 'ArrayLike | Sequence[Sequence[float]]'",
         "labels: 'ArrayLike | Sequence[Sequence[float]]'",
@@ -138,6 +160,7 @@ SOFT = [
     '-> jax.Array']
 
 FUNCTIONS = {
+    "evaluate": jaxrank.evaluate,
     "numpy.evaluate": jrn.evaluate,
     "numpy.evaluate_ranked": jrn.evaluate_ranked,
     "numpy.evaluate_run": jrn.evaluate_run,
@@ -183,7 +206,7 @@ def test_option_parameters_are_the_declared_ones():
       assert (p.default, p.annotation) == (option.default, option.annotation), (name, p.name)
 
 
-@pytest.mark.parametrize("fn", [jrn.evaluate, state.HostMetricState.init,
+@pytest.mark.parametrize("fn", [jaxrank.evaluate, jrn.evaluate, state.HostMetricState.init,
                                 state.MetricState.init, catalog.evaluate,
                                 jaxrank.soft_ndcg, jrn.evaluate_ranked, jrn.evaluate_run])
 def test_unknown_keywords_are_type_errors(fn):
@@ -192,8 +215,8 @@ def test_unknown_keywords_are_type_errors(fn):
 
 
 def test_derived_functions_document_their_options():
-  faces = [jrn.evaluate, jrn.evaluate_ranked, jrn.evaluate_run, catalog.evaluate,
-           state.MetricState.init, state.HostMetricState.init]
+  faces = [jaxrank.evaluate, jrn.evaluate, jrn.evaluate_ranked, jrn.evaluate_run,
+           catalog.evaluate, state.MetricState.init, state.HostMetricState.init]
   for fn in faces + list(SOFT_FUNCTIONS.values()):
     derived = _options.FACE_OPTIONS if fn in faces else _options.SOFT
     for p in inspect.signature(fn).parameters.values():

@@ -138,13 +138,13 @@ def test_too_few_relevant_slots_give_nan_under_every_policy(empty):
 def test_jit_without_max_relevant_is_exact_on_both_sides_of_the_few_slots():
   """Traced labels without max_relevant: 64 slots while no list has more relevant items (about
   10x faster at 1,000 x 1,000 than one slot per item), else one slot per item; both exact."""
-  from jaxrank._core import ranks as _ranks
+  from jaxrank._core import dense as _dense
   rng = np.random.default_rng(11)
-  n = 2 * _ranks.TRACED_SLOTS + 1
+  n = 2 * _dense.TRACED_SLOTS + 1
   s = rng.integers(0, 40, (3, n)).astype(np.float32)  # ties
   few = (rng.random((3, n)) < 0.2) * rng.integers(1, 3, (3, n))
   many = few.copy()
-  many[1, : _ranks.TRACED_SLOTS + 1] = 1  # one list over the few slots
+  many[1, : _dense.TRACED_SLOTS + 1] = 1  # one list over the few slots
   step = jax.jit(lambda st, s, y: st.update(s, y))
   names = ["ndcg@10", "map", "mrr", "rprec"]
   state = MetricState.init(names, empty="skip")

@@ -25,6 +25,7 @@ from jax import lax
 from jax.typing import ArrayLike
 
 from jaxrank._core import checks as _checks
+from jaxrank._core import cut as _cut
 from jaxrank._core import ranks as _ranks
 
 __all__ = [
@@ -156,7 +157,7 @@ def _top_k_cpu(scores: jax.Array, valid: jax.Array | None, *, k: int) -> jax.Arr
   # out is one of them either where it matters, and the top k is exact; else the keys' top k.
   # (Under a user's vmap the cond becomes a select, which runs both.)
   values, ids = lax.top_k(scores, k)
-  return lax.cond(_ranks.raw_top_k_unsure(values), lambda: exact(scores, valid), lambda: ids)
+  return lax.cond(_cut.raw_top_k_unsure(values), lambda: exact(scores, valid), lambda: ids)
 
 
 def _top_k_wide_cpu(scores: jax.Array, valid: jax.Array | None, *, k: int) -> jax.Array:

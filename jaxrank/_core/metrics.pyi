@@ -1,7 +1,7 @@
 """Type stub of :mod:`jaxrank._core.metrics`, generated from the metric table and the option
 declarations by ``python tests/test_stubs.py``: do not edit (tests/test_stubs.py keeps it equal)."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 import jax
 from jax.typing import ArrayLike
@@ -683,4 +683,118 @@ def judged(
     empty: value for lists without relevant items: ``"zero"`` (default; trec_eval, sklearn, Rax), ``"nan"``, or ``"skip"`` (NaN per list, left out of :func:`jaxrank.mean`).
     max_relevant: performance only: an upper bound on relevant items per list (see :func:`jaxrank.from_dense`).
     method: performance only: ``"auto"``, ``"count"`` or ``"sort"`` (see :func:`jaxrank.from_dense`).
+  """
+
+def evaluate(
+    scores: ArrayLike | Ranks,
+    labels: ArrayLike | Sequence[str] | None = None,
+    metrics: Sequence[str] = ('ndcg@10', 'map', 'mrr', 'precision@10', 'recall@10'),
+    *,
+    where: ArrayLike | None = None,
+    threshold: float = 1,
+    gain: str | Callable = 'linear',
+    discount: Callable | None = None,
+    ties: str = 'average',
+    tie_key: ArrayLike | None = None,
+    judged: ArrayLike | None = None,
+    empty: str = 'zero',
+    ap_denominator: str = 'all',
+    precision_denominator: str = 'k',
+    beta: float = 1.0,
+    persistence: float = 0.8,
+    max_grade: float = 4.0,
+    graded: bool = False,
+    reduce: str | None = None,
+    max_relevant: int | None = None,
+    method: str = 'auto',
+) -> dict[str, jax.Array]:
+  r"""Computes many metrics at many cutoffs from one rank core (one pass over the scores).
+
+  ``metrics`` are metric function names with an optional ``@k`` (``"ndcg@10"``,
+  ``"precision@5"``) or the aliases ``map``, ``mrr``, ``mar``, ``p@k``, ``r@k``, ``hr@k``
+  (also ``ap``, ``rr``, ``hits``, ``success``, ``rprec``, ``mr``), or ir_measures' measure names
+  with its conventions (``"nDCG@10"``, ``"P(rel=2)@5"``, ``"RBP(p=0.5,rel=1)"``,
+  ``"nDCG(gains={0:0,1:1,2:3})@10"``; docs/ir-measures.md): their parameters override the
+  options below for that name only. Every option means what it
+  means in the single-metric functions (see :func:`jaxrank.ndcg` and friends) and is applied to
+  every metric that reads it (each function's signature lists them). An option set to anything
+  but its default that none of the requested metrics reads is a ``ValueError`` naming it (it
+  would change nothing, which is almost always a mistake); ``ties`` and ``empty`` concern all.
+
+  Args:
+    scores: ``[..., n]`` scores, or a :class:`jaxrank.Ranks` (then no ``labels``: the metric
+      names may come second, ``evaluate(ranks, ["map", "ndcg@10"])``).
+    labels: ``[..., n]`` non-negative relevance grades.
+    judged: optional ``[..., n]`` bool, which items carry a judgment (read by ``bpref``,
+      ``infap`` and ``judged``; see :func:`jaxrank.from_dense`).
+    metrics: the metric names.
+    reduce: ``None`` returns per-list arrays of the leading shape; ``"mean"`` returns their mean
+      under the ``empty`` policy (see :func:`jaxrank.mean`).
+
+  Returns:
+    ``{name: values}`` with the names as given.
+
+  Options:
+    where: ``[..., n]`` bool mask of valid items (False = padding, not ranked).
+    threshold: an item is relevant when its grade is ``>= threshold`` (default 1, as trec_eval).
+    gain: ``"linear"`` (y), ``"exp2"`` (2^y - 1) or a callable of the grades.
+    discount: a callable of the 1-based rank (default :func:`jaxrank.log2_discount`).
+    ties: ``"average"`` (default; the exact expectation over all orders of tied scores),
+      ``"optimistic"`` (relevant, higher-graded items first in each tie), ``"pessimistic"`` (last),
+      or ``"first"`` (earlier index first, or larger ``tie_key`` first).
+    tie_key: ``[..., n]`` secondary key for ``ties="first"``.
+    judged: ``[..., n]`` bool: which items carry a judgment (dense input; default: every item).
+      False items are not judged; a True item with a negative label is in the pool but unjudged (see
+      :func:`jaxrank.from_dense`).
+    empty: value for lists without relevant items: ``"zero"`` (default; trec_eval, sklearn, Rax),
+      ``"nan"``, or ``"skip"`` (NaN per list, left out of :func:`jaxrank.mean`).
+    ap_denominator: ``"all"`` (R), ``"min_k"`` (min(k, R)) or ``"retrieved"`` (relevant in the top
+      k).
+    precision_denominator: ``"k"`` or ``"min_k_n"`` (min(k, list length)).
+    beta: the weight of recall in F-beta (inf: recall).
+    persistence: RBP's probability of going on to the next rank, in (0, 1) (ir_measures' default
+      0.8; trec_eval's rbp uses 0.9).
+    max_grade: ERR's top grade: stop probability (2^y - 1) / 2^max_grade (gdeval, RankLib: 4).
+    graded: RBP's gains: False (1 per relevant item) or True (grade over the list's largest grade
+      when that is above 1, trec_eval's rbp).
+    max_relevant: performance only: an upper bound on relevant items per list (see
+      :func:`jaxrank.from_dense`).
+    method: performance only: ``"auto"``, ``"count"`` or ``"sort"`` (see
+      :func:`jaxrank.from_dense`).
+
+  Example:
+    >>> import jaxrank
+    >>> out = jaxrank.evaluate([[0.9, 0.8, 0.1]], [[0, 1, 1]], ["map", "ndcg@2"])
+    >>> {k: round(float(v[0]), 4) for k, v in out.items()}
+    {'map': 0.5833, 'ndcg@2': 0.3869}
+  """
+
+def mean(
+    values: ArrayLike | Mapping[str, ArrayLike],
+    *,
+    empty: str = 'zero',
+):
+  r"""Mean over lists honouring the empty-list policy.
+
+  ``empty="skip"`` averages only the lists that have relevant items (their per-list value is NaN);
+  ``"zero"`` and ``"nan"`` average every list (with ``"nan"`` an empty list makes the mean NaN).
+  A mapping (as returned by :func:`evaluate`) is reduced value by value. A list that overflowed
+  ``max_relevant`` under ``jit`` makes the mean NaN under every policy: its NaN is marked as
+  such (it is not an empty list's NaN, so ``"skip"`` keeps it).
+
+  Example:
+    >>> import jaxrank
+    >>> float(jaxrank.mean([1.0, float("nan"), 0.5], empty="skip"))
+    0.75
+  """
+
+def parse_metric(
+    name: str,
+) -> tuple[str, int | None]:
+  r"""``"ndcg@10"`` -> ``("ndcg", 10)``; ``"map"`` -> ``("average_precision", None)``.
+
+  Example:
+    >>> import jaxrank
+    >>> jaxrank.parse_metric("mrr@10")
+    ('reciprocal_rank', 10)
   """

@@ -313,7 +313,9 @@ def takes(names: Sequence[str], *, first: Sequence[str] = (), skip: Sequence[str
   after the parameter ``after`` (default: after all of ``fn``'s own); ``fn`` receives every one
   of them, defaults filled in, in ``**options``; any other keyword is a ``TypeError`` as for a
   hand-written signature. Their documentation is added to the docstring (before its example).
-  Checking the values stays with ``fn`` (e.g. :func:`make_options`).
+  Checking the values stays with ``fn`` (e.g. :func:`make_options`). A keyword-only parameter of
+  ``fn``'s own named in ``names`` keeps its place among the options (:func:`jaxrank.evaluate`'s
+  ``reduce``) and reaches ``fn`` as its own keyword.
 
   Example:
     >>> import inspect
@@ -326,20 +328,31 @@ def takes(names: Sequence[str], *, first: Sequence[str] = (), skip: Sequence[str
     "(x, *, scale=1, ties: 'str' = 'average', beta: 'float' = 1.0)"
     >>> f(2, beta=3.0)
     (2, {'ties': 'average', 'beta': 3.0})
+    >>> @_options.takes(["ties", "scale", "beta"])
+    ... def g(x, *, scale=1, **options):
+    ...   \"\"\"Doc.\"\"\"
+    ...   return x * scale, options
+    >>> str(inspect.signature(g))
+    "(x, *, ties: 'str' = 'average', scale=1, beta: 'float' = 1.0)"
   """
   names = tuple(first) + tuple(n for n in names if n not in first and n not in skip)
-  unknown = [n for n in names if declared(n) is None]
-  if unknown:
-    raise ValueError(f"takes: {unknown[0]!r} is no declared option")
-  defaults = {name: declared(name).default for name in names}
 
   def wrap(fn: Callable) -> Callable:
     sig = inspect.signature(fn)
     own = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
     if len(own) == len(sig.parameters):
       raise TypeError(f"{fn.__qualname__} must take **options to receive its options")
+    placed = {p.name: p for p in own if p.name in names and p.kind is p.KEYWORD_ONLY}
+    options = tuple(n for n in names if n not in placed)
+    unknown = [n for n in options if declared(n) is None]
+    if unknown:
+      raise ValueError(f"takes: {unknown[0]!r} is no declared option")
+    defaults = {name: declared(name).default for name in options}
     keywords = {p.name for p in own if p.kind is not p.POSITIONAL_ONLY}
+    own = [p for p in own if p.name not in placed]
     at = len(own) if after is None else [p.name for p in own].index(after) + 1
+    declared_ = iter(parameters(options))
+    block = [placed[n] if n in placed else next(declared_) for n in names]
     qualname = fn.__qualname__
 
     @functools.wraps(fn)
@@ -352,8 +365,8 @@ def takes(names: Sequence[str], *, first: Sequence[str] = (), skip: Sequence[str
           raise TypeError(f"{qualname}() got an unexpected keyword argument {key!r}")
       return fn(*args, **kwargs, **options)
 
-    wrapper.__signature__ = sig.replace(parameters=own[:at] + parameters(names) + own[at:])
-    wrapper.__doc__ = _with_options_doc(fn.__doc__ or "", names)
+    wrapper.__signature__ = sig.replace(parameters=own[:at] + block + own[at:])
+    wrapper.__doc__ = _with_options_doc(fn.__doc__ or "", options)
     return wrapper
 
   return wrap

@@ -6,11 +6,11 @@ for :func:`jaxrank.evaluate`, its soft counterpart, its trec_eval, ir_measures a
 link-prediction names, and its docstring (math and a runnable example). From :data:`METRICS`:
 
 * :mod:`jaxrank._core.metrics` builds the public functions, with exact signatures (only the options
-  the metric reads) and these docstrings;
-* :mod:`jaxrank._core.evaluate` parses metric names (:data:`ALIASES`);
-* :func:`jaxrank._core.evaluate.compute_ranks` dispatches on the records' formulas, :mod:`jaxrank._soft.metrics` checks its soft
-  functions against ``soft``, :mod:`jaxrank._trec.table` maps trec_eval measures to formulas
-  (:data:`TREC`) and :mod:`jaxrank.linkpred` its metric names (:data:`LINKPRED`);
+  the metric reads) and these docstrings, and parses metric names (:data:`ALIASES`);
+* :func:`jaxrank._core.compute.compute_ranks` dispatches on the records' formulas,
+  :mod:`jaxrank._soft.metrics` builds its soft functions from ``soft``,
+  :mod:`jaxrank._trec.table` maps trec_eval measures to formulas (:data:`TREC`) and
+  :mod:`jaxrank.linkpred` its metric names (:data:`LINKPRED`);
 * the tests read :data:`NAMES` for their metric lists.
 
 Adding a metric is one record here plus its formula (docs/adding-a-metric.md).

@@ -21,7 +21,8 @@ import functools
 import jax
 import numpy as np
 
-from jaxrank._core import evaluate as _evaluate
+from jaxrank._core import compute as _compute
+from jaxrank._core import forms as _forms
 from jaxrank._core import ranks as _ranks
 from jaxrank._host import batches, scoring
 from jaxrank._host import ranks as _hostranks
@@ -99,8 +100,8 @@ def _kernel_values(length, lists, pos, s, rel, grade, *, specs, options, ties):
 @functools.partial(jax.jit, static_argnames=("specs", "options", "ties"))
 def _count_kernel(keys, valid, ids, grades, *, specs, options, ties):
   """The metrics of padded lists in the sparse form, one compiled call per shape."""
-  ranks = _ranks.from_sparse(keys, ids, grades, valid, ties=ties, method="count")
-  return _evaluate.compute(ranks, None, specs, options)
+  ranks = _forms.from_sparse(keys, ids, grades, valid, ties=ties, method="count")
+  return _compute.compute(ranks, None, specs, options)
 
 
 def slot_values(num_items, slot_list, lo, hi, grade, *, resolved: bool, specs, options):
@@ -169,7 +170,7 @@ def _dense_kernel(scores, labels, valid, *, specs, options, m):
   """The metrics of padded dense lists (padding rows hold no relevant item and are cut from the
   output; ``valid`` is None or the mask, False on padding rows), one compiled call per shape:
   the rank core's dense entry point (ranks and formulas fused, cut at the largest cutoff)."""
-  return _evaluate.compute(scores, labels, specs, options, where=valid, max_relevant=m)
+  return _compute.compute(scores, labels, specs, options, where=valid, max_relevant=m)
 
 
 def ranked_id_values(rec: np.ndarray, rel: np.ndarray, grades: np.ndarray, *, specs,
@@ -195,5 +196,5 @@ def ranked_id_values(rec: np.ndarray, rel: np.ndarray, grades: np.ndarray, *, sp
 
 @functools.partial(jax.jit, static_argnames=("specs", "options"))
 def _ranked_kernel(rec, rel, grades, *, specs, options):
-  ranks = _ranks.from_ranked_ids(rec, rel, grades)
-  return _evaluate.compute_ranks(ranks, specs=specs, options=options)
+  ranks = _forms.from_ranked_ids(rec, rel, grades)
+  return _compute.compute_ranks(ranks, specs=specs, options=options)

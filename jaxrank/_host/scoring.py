@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank._core import evaluate as _evaluate
+from jaxrank._core import compute as _compute
 from jaxrank._core import ranks as _ranks
 from jaxrank._core import table as _table
 from jaxrank._host import batches
@@ -32,7 +32,7 @@ def _kernel(lo, hi, grades, num_items, judged=None, *, specs, options, size, res
                        overflow=jnp.zeros(num_items.shape, bool), size=size,
                        resolved=resolved,
                        judged=None if judged is None else _ranks.Judgments(*judged))
-  return _evaluate.compute_ranks(ranks, specs=specs, options=options)
+  return _compute.compute_ranks(ranks, specs=specs, options=options)
 
 
 def _padded_slots(lists, first, base, lo, hi, values, rows, nslots, size, dtype):

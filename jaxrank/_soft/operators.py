@@ -39,7 +39,7 @@ from jax import lax
 from jax.typing import ArrayLike
 
 from jaxrank._core import checks as _checks
-from jaxrank._core import ranks as _ranks
+from jaxrank._core import counting as _counting
 from jaxrank._core.options import OPERATORS
 
 _ROW_CHUNK = 128  # rows of a relaxed permutation matrix held at once
@@ -82,7 +82,7 @@ def sigmoid_slot_ranks(s: jax.Array, valid: jax.Array | None, slot_index: jax.Ar
     p = jax.nn.sigmoid((chunk[0] - q) / temperature)
     return (p if len(chunk) == 1 else jnp.where(chunk[1], p, 0.0),)
 
-  (total,) = _ranks.sum_over_items(above, items, dtype=s.dtype)
+  (total,) = _counting.sum_over_items(above, items, dtype=s.dtype)
   own = 0.5 if valid is None else 0.5 * jnp.take_along_axis(valid, slot_index, axis=-1)
   return 1.0 + total - own
 
@@ -104,7 +104,7 @@ def _row_logits(kind: str, s: jax.Array, valid: jax.Array | None,
     # A_j = sum_k |s_j - s_k| over valid k, chunked like every item sum.
     items = (s,) if valid is None else (s, valid)
     q = s[..., :, None]
-    (absdev,) = _ranks.sum_over_items(
+    (absdev,) = _counting.sum_over_items(
         lambda c, _: (jnp.abs(c[0] - q) if len(c) == 1 else jnp.where(c[1], jnp.abs(c[0] - q),
                                                                        0.0),),
         items, dtype=s.dtype)
@@ -154,7 +154,7 @@ def perm_slot_ranks(kind: str, s: jax.Array, valid: jax.Array | None, slot_index
     p = jnp.exp(jnp.where(idx[:, None] < nv, zs - lse, -jnp.inf))
     return (jnp.swapaxes(p * (idx + 1).astype(s.dtype)[:, None], -1, -2),)
 
-  (ranks,) = _ranks.sum_over_items(rows, (row_ids,), dtype=s.dtype, chunk=_ROW_CHUNK)
+  (ranks,) = _counting.sum_over_items(rows, (row_ids,), dtype=s.dtype, chunk=_ROW_CHUNK)
   return ranks
 
 

@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from jaxrank._core import compute as _compute
 from jaxrank._core import checks as _checks
-from jaxrank._core import evaluate as _evaluate
 from jaxrank._core import ranks as _ranks
 from jaxrank._host import batches, scoring
 from jaxrank._host import ranks as _hostranks
@@ -133,7 +133,7 @@ def evaluate_requests(run: Run, qrels: Qrels, requests: Sequence[Request], *,
   grades, item_of_j = _judgments_in_rank_order(queries, docs, ranked)
   specs = table.core_specs(requests) + tuple(core_specs)
   if specs:
-    options = options or _evaluate.make_options(threshold=threshold,
+    options = options or _compute.make_options(threshold=threshold,
                                                 ties="first" if ordered else ties)
   core_values = _core_values(specs, queries, ranked, item_of_j, options=options,
                              resolved=ordered, chunk=chunk, progress=progress, shapes=shapes)

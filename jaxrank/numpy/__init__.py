@@ -22,7 +22,7 @@ alone; padding never changes a result.
 
 from __future__ import annotations
 
-from jaxrank._core.evaluate import DEFAULT_METRICS
+from jaxrank._core.compute import DEFAULT_METRICS
 from jaxrank.numpy._arrays import evaluate
 from jaxrank.numpy._ids import evaluate_ranked
 from jaxrank.numpy._runs import evaluate_run

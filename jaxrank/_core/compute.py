@@ -1,0 +1,205 @@
+"""The one compute dispatch: the metrics ``specs`` of a :class:`Ranks` or of dense input.
+
+Every face ends here: the metric functions and :func:`jaxrank.evaluate`
+(:mod:`jaxrank._core.metrics`), ``jaxrank.numpy``, the TREC path, ``catalog``, ``linkpred`` and
+``MetricState``. :func:`compute` builds the ranks of dense input and runs the formulas in one
+jitted call (the ranks cut at the largest cutoff, :func:`cutoff`); :func:`compute_ranks` runs the
+formulas on given :class:`Ranks`. Beside them, the steps the faces share: metric lists, option
+checks, and the means under ``empty="skip"``.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from jaxrank._core import dense as _dense
+from jaxrank._core import formulas as _formulas
+from jaxrank._core import options as _options
+from jaxrank._core import table as _table
+from jaxrank._core.formulas import Options
+from jaxrank._core.ranks import Ranks
+
+
+def metric_list(metrics: Any) -> list[str]:
+  """``metrics`` as a non-empty list of names: one string or an iterable of them."""
+  if isinstance(metrics, str):
+    return [metrics]
+  if metrics is None or isinstance(metrics, (bytes, numbers.Number)) or not hasattr(
+      metrics, "__iter__"):
+    raise TypeError(f"metrics must be a metric name or a list of names, got {metrics!r}")
+  metrics = list(metrics)  # a generator is read once
+  if not metrics:
+    raise ValueError("metrics must name at least one metric, got an empty list")
+  return metrics
+
+
+# Every option is declared and checked once, in jaxrank._core.options.
+make_options = _options.make_options
+probe = _options.probe
+
+
+def as_ranks(scores: Any, labels: Any, *, where, tie_key, ties, max_relevant, method) -> Ranks:
+  """Passes a :class:`Ranks` through, or builds the exact one of dense ``(scores, labels)``."""
+  if isinstance(scores, Ranks):
+    return ranks_given(scores, labels, where=where, tie_key=tie_key, max_relevant=max_relevant)
+  return _dense.dense_ranks(*dense_given(scores, labels, where), ties=rank_ties(ties),
+                            tie_key=tie_key, max_relevant=max_relevant, method=method, cut=None)
+
+
+def ranks_given(ranks: Ranks, labels, *, where, tie_key, max_relevant, judged=None) -> Ranks:
+  """A :class:`Ranks` passed as scores, checked to come without what it already holds."""
+  extra = {"labels": labels, "where": where, "tie_key": tie_key, "max_relevant": max_relevant,
+           "judged": judged}
+  given = [name for name, value in extra.items() if value is not None]
+  if given:
+    raise ValueError(f"{', '.join(given)} must be None when a Ranks is passed (the Ranks "
+                     f"already holds them); give k and the options by keyword "
+                     f"(evaluate takes the metric names second: evaluate(ranks, metrics))")
+  return ranks
+
+
+def dense_given(scores, labels, where) -> tuple[Any, Any, Any]:
+  """Dense ``(scores, labels, where)``, with the errors for labels that are missing or names."""
+  if names_metrics(labels):
+    raise TypeError(f"labels look like metric names ({labels!r}): with dense scores pass "
+                    f"evaluate(scores, labels, metrics), or build a Ranks first")
+  if labels is None:
+    raise ValueError("labels is required with dense scores (or pass a jaxrank.Ranks built by "
+                     "from_dense/from_sparse/from_ranked_ids/from_candidates)")
+  return scores, labels, where
+
+
+def rank_ties(ties: str) -> str:
+  """The ``ties`` the ranks are built with: "first" breaks ties there, the rest keep bounds."""
+  return "first" if ties == "first" else "average"
+
+
+@functools.partial(jax.jit, static_argnames=("specs", "options"))
+def compute_ranks(ranks: Ranks, *, specs: tuple[tuple[str, int | None], ...],
+                  options: Options) -> tuple[jax.Array, ...]:
+  """The internal entry point "these formulas on these Ranks": one jitted call per
+  ``(specs, options)``, each value finished by its empty-list policy (used by evaluate, the trec
+  path and linkpred)."""
+  out = []
+  for name, k in specs:
+    value, empty = _table.METRICS[name].formula(ranks, k, options)
+    out.append(_formulas.finish(value, empty, ranks, options))
+  return tuple(out)
+
+
+@functools.partial(jax.jit, static_argnames=("specs", "options", "ties", "m", "method", "cut",
+                                             "checked", "z", "small"))
+def _dense_values(scores, labels, valid, tie_key, judged, *, specs, options, ties, m, method,
+                  cut, checked, z=0, small=None):
+  """Ranks of dense input and the formulas in one jitted call (one dispatch, fused).
+
+  ``small`` (:func:`jaxrank._core.dense.traced_slots`): ``(slots, cut)`` of a cheaper rank core, taken
+  at run time when no list has more relevant items than its slots.
+  """
+  def values(m, cut):
+    ranks = _dense.ranks_of_dense(scores, labels, valid, tie_key, judged, ties=ties, m=m,
+                                  method=method, cut=cut, checked=checked, z=z)
+    return compute_ranks(ranks, specs=specs, options=options), ranks.overflow
+
+  if small is None:
+    return values(m, cut)
+  most = jnp.max(_dense.positive_count(labels, valid), initial=0)
+  return jax.lax.cond(most <= small[0], lambda: values(*small), lambda: values(m, cut))
+
+
+def compute(scores, labels, specs, options, *, where=None, tie_key=None, max_relevant=None,
+            method="auto", judged=None, with_overflow: bool = False):
+  """The metrics ``specs`` of a :class:`Ranks` or of dense ``(scores, labels)``.
+
+  On dense input the ranks never leave this function, so they may be cut at the largest cutoff
+  (:func:`cutoff`, :func:`jaxrank._core.dense.dense_ranks`). ``judged`` (dense only) adds the
+  judged items' slots (:class:`jaxrank._core.ranks.Judgments`). ``with_overflow=True`` returns
+  ``(values, overflow)``, the lists' ``Ranks.overflow`` beside the values, for the means
+  (:func:`skip_mean`).
+  """
+  specs = tuple(specs)
+  if isinstance(scores, Ranks):
+    ranks = ranks_given(scores, labels, where=where, tie_key=tie_key, max_relevant=max_relevant,
+                        judged=judged)
+    values, overflow = compute_ranks(ranks, specs=specs, options=options), ranks.overflow
+  else:
+    ties = rank_ties(options.ties)
+    arrays, static = _dense.dense_arguments(
+        *dense_given(scores, labels, where), ties=ties, tie_key=tie_key,
+        max_relevant=max_relevant, method=method, cut=cutoff(specs), judged=judged)
+    scores_, _, valid, key, _ = arrays
+    small = _dense.traced_slots(scores_, valid, key, ties=ties, method=method,
+                                cut=cutoff(specs), max_relevant=max_relevant, static=static)
+    values, overflow = _dense_values(*arrays, specs=specs, options=options, small=small,
+                                     **static)
+  return (values, overflow) if with_overflow else values
+
+
+def cutoff(specs: Sequence[tuple[str, int | None]]) -> int | None:
+  """The largest cutoff when every metric has one (the ranks then matter only within it).
+
+  Every formula at a cutoff ``k`` gives the same value for every rank beyond ``k`` (it reads such
+  an item as unranked), so ranks beyond the largest cutoff need not be exact; ``None`` when a
+  metric reads the whole list.
+  """
+  ks = [k for _, k in specs]
+  return None if not ks or any(k is None for k in ks) else max(ks)
+
+
+def check_used(given: dict[str, Any], names: Sequence[str]) -> None:
+  """An option set away from its default that none of the metrics ``names`` reads is an error."""
+  used = {"ties", "empty"}.union(*(_table.METRICS[name].options for name in names))
+  arrays = {name for name in ("judged",) if name in given}  # input arrays: set when not None
+  unused = [name for name in arrays if given[name] is not None and name not in used]
+  for option in unused + _options.unused({k: v for k, v in given.items() if k not in arrays},
+                                         used):
+    readers = [m.name for m in _table.METRICS.values() if option in m.options]
+    shown = "<array>" if option in arrays else repr(given[option])
+    raise ValueError(f"option {option}={shown} is read by none of the requested "
+                     f"metrics ({', '.join(dict.fromkeys(names))}); it concerns "
+                     f"{', '.join(readers)}")
+
+
+def skip_mean(values: jax.Array, overflow: jax.Array) -> jax.Array:
+  """The mean of the non-NaN values (``empty="skip"``), NaN if a list overflowed.
+
+  An overflowed list (more relevant items than ``max_relevant`` under ``jit``) is NaN like an
+  empty one under ``"skip"``, but it must never be dropped as one: the mean is then
+  :func:`jaxrank._core.formulas.overflow_nan`.
+
+  Example:
+    >>> import numpy as np
+    >>> from jaxrank._core import compute as _compute
+    >>> v = np.array([1.0, np.nan, 0.5])
+    >>> float(_compute.skip_mean(v, np.zeros(3, bool))), float(_compute.skip_mean(v, v > 0.7))
+    (0.75, nan)
+  """
+  out = jnp.nanmean(jnp.asarray(values))
+  return jnp.where(jnp.any(overflow), _formulas.overflow_nan(out.dtype), out)
+
+
+def names_metrics(x: Any) -> bool:
+  """A metric name or a non-empty list of names (not labels)."""
+  if isinstance(x, str):
+    return True
+  return (isinstance(x, (list, tuple)) and len(x) > 0 and all(isinstance(v, str) for v in x))
+
+
+DEFAULT_METRICS = ("ndcg@10", "map", "mrr", "precision@10", "recall@10")
+
+
+def metrics_second(first: Any, second: Any, metrics: Any, default: Sequence[str]):
+  """``(second, metrics)``, or ``(None, second)`` for ``evaluate(ranks, ["map", ...])``: a Ranks
+  needs no labels (or candidates), so a list of names second is the metrics."""
+  if not (isinstance(first, Ranks) and names_metrics(second)):
+    return second, metrics
+  if metrics is not default:
+    raise ValueError("metrics given twice: with a Ranks pass them second, "
+                     "evaluate(ranks, metrics), or as metrics=...")
+  return None, second
