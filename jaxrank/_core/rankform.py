@@ -19,13 +19,12 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Union
+from typing import Any
 
-if TYPE_CHECKING:
-  import jax
-  import numpy as np
-
-  Array = Union[jax.Array, np.ndarray]
+# A field holds a jax.Array (built by the rank core, or traced under jit) or, on the host path, a
+# np.ndarray: the formulas read both (jaxrank._core.xp). Typed Any, so a caller's own array type
+# flows through (a Ranks from from_dense reads as JAX arrays, one built on the host as NumPy's).
+Array = Any
 
 TIES = ("average", "optimistic", "pessimistic", "first")
 
