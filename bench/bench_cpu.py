@@ -279,19 +279,19 @@ def bench_rax(res: Results, scores_np, labels_np, rax_lists: int | None, chunk: 
   labels = jnp.asarray(labels_np[:used], dtype=jnp.float32)
 
   def per_list(sl):
-    s, l = sl
+    s, lab = sl
     # Linear gain, as trec_eval / jaxrank / ranx (Rax's default gain is 2**label - 1).
-    return {"ndcg@10": rax.ndcg_metric(s, l, topn=10, gain_fn=lambda g: g, reduce_fn=None),
-            "map": rax.ap_metric(s, l, reduce_fn=None),
-            "mrr": rax.mrr_metric(s, l, reduce_fn=None),
-            "precision@10": rax.precision_metric(s, l, topn=10, reduce_fn=None),
-            "recall@10": rax.recall_metric(s, l, topn=10, reduce_fn=None)}
+    return {"ndcg@10": rax.ndcg_metric(s, lab, topn=10, gain_fn=lambda g: g, reduce_fn=None),
+            "map": rax.ap_metric(s, lab, reduce_fn=None),
+            "mrr": rax.mrr_metric(s, lab, reduce_fn=None),
+            "precision@10": rax.precision_metric(s, lab, topn=10, reduce_fn=None),
+            "recall@10": rax.recall_metric(s, lab, topn=10, reduce_fn=None)}
 
   @jax.jit
-  def five(s, l):
+  def five(s, lab):
     # rax.ap_metric builds an [n, n] pairwise array per list (40 GB of temporaries for 10,000 x
     # 1,000 at once), so the lists go through lax.map in chunks; the mean is taken at the end.
-    values = jax.lax.map(per_list, (s, l), batch_size=chunk)
+    values = jax.lax.map(per_list, (s, lab), batch_size=chunk)
     return {m: jnp.mean(v) for m, v in values.items()}
 
   run = blocked(five)

@@ -546,7 +546,7 @@ def bytes_accessed(fn, *args) -> float | None:
   import jax
   try:
     cost = jax.jit(fn).lower(*args).compile().cost_analysis()
-  except Exception:  # noqa: BLE001 - a kernel that does not trace shows "-"
+  except Exception:  # a kernel that does not trace shows "-"
     return None
   if isinstance(cost, (list, tuple)):
     cost = cost[0] if cost else {}
@@ -727,7 +727,7 @@ def main() -> None:
       print(f"[{name}]", file=sys.stderr, flush=True)
       try:
         ROWS[name](table, a, tmp)
-      except Exception as e:  # noqa: BLE001 - one failed row must not hide the others
+      except Exception as e:  # one failed row must not hide the others
         table.fail(name, e)
   total = time.perf_counter() - started
 

@@ -40,7 +40,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_io import _digits, make_run  # noqa: E402 - a sibling script
+from bench_io import _digits, make_run  # a sibling script
 
 CHILD = r"""
 import gc, json, os, resource, sys, time, importlib.util

@@ -26,7 +26,6 @@ import time
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 METRICS = ("ndcg@10", "map", "mrr", "precision@10", "recall@10")
 SLOTS = 32

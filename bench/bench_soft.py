@@ -146,7 +146,7 @@ def fast_rank_rows(lists, n, repeats):
                  timed(ott_fn, jnp.asarray(x), repeats=max(1, repeats // 2))))
   except ImportError as e:
     rows.append((f"ott-jax: not importable ({e})", float("nan")))
-  except Exception as e:  # noqa: BLE001 - report the failure in the table
+  except Exception as e:  # report the failure in the table
     rows.append((f"ott-jax: failed ({type(e).__name__}: {str(e)[:60]})", float("nan")))
   try:
     import torch

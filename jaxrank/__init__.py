@@ -27,7 +27,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from jaxrank._version import __version__
+from jaxrank._version import __version__ as __version__
 
 # The public names, one import each. Type checkers and readers take them from here; at run time
 # each is imported on first use (below), so `import jaxrank` is quick and the command line

@@ -34,7 +34,7 @@ __all__ = ["clu_metric", "metrax_metric"]
 
 def _build(base: Any, metrics: Sequence[str] | str, options: dict[str, Any], *, scores: str,
            labels: str, where: str, positional: bool) -> type:
-  import flax  # noqa: PLC0415 - optional dependency, imported only here
+  import flax  # optional dependency, imported only here
 
   template = MetricState.init(metrics, **options)
 
@@ -86,14 +86,14 @@ def _build(base: Any, metrics: Sequence[str] | str, options: dict[str, Any], *, 
 def _collection(metric: type, names: tuple[str, ...]) -> type:
   """A ``clu.metrics.Collection`` holding ``metric`` (several names, one pass) in its field
   ``jaxrank``, whose ``compute()`` and ``compute_values()`` give one entry per name."""
-  import flax  # noqa: PLC0415 - optional dependencies, imported only here
-  from clu import metrics as clu_metrics  # noqa: PLC0415
-  from clu import values as clu_values  # noqa: PLC0415
+  import flax  # optional dependencies, imported only here
+  from clu import metrics as clu_metrics  # optional dependency
+  from clu import values as clu_values
 
   class JaxrankCollection(clu_metrics.Collection):
     """jaxrank metrics as a ``clu.metrics.Collection``: one scalar per metric name."""
 
-    __annotations__ = {"jaxrank": metric}  # noqa: RUF012 - what CLU reads its fields from
+    __annotations__ = {"jaxrank": metric}  # what CLU reads its fields from
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
       # CLU builds a collection from the class's own __annotations__: a subclass that adds the
@@ -160,7 +160,7 @@ def clu_metric(metrics: Sequence[str] | str, *, scores: str = "scores", labels: 
     >>> {name: round(float(v), 4) for name, v in c.compute().items()}
     {'ndcg@2': 0.3869, 'mrr': 0.5}
   """
-  from clu import metrics as clu_metrics  # noqa: PLC0415 - optional dependency
+  from clu import metrics as clu_metrics  # metrax's metrics are clu Metrics
 
   metric = _build(clu_metrics.Metric, metrics, options, scores=scores, labels=labels,
                   where=where, positional=False)
@@ -183,7 +183,7 @@ def metrax_metric(metrics: Sequence[str] | str, **options: Any) -> type:
     >>> float(m.merge(MRR.empty()).compute())
     0.5
   """
-  from clu import metrics as clu_metrics  # noqa: PLC0415 - metrax's metrics are clu Metrics
+  from clu import metrics as clu_metrics
 
   return _build(clu_metrics.Metric, metrics, options, scores="predictions", labels="labels", where="where",
                 positional=True)

@@ -299,7 +299,7 @@ def default_block_sizes(num_users: int, num_items: int, *, relevant: int = 1, k:
   stats = None
   try:
     stats = device.memory_stats()
-  except Exception:  # noqa: BLE001 - backends without memory statistics
+  except Exception:  # backends without memory statistics
     stats = None
   if stats and stats.get("bytes_limit"):
     free = int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0))

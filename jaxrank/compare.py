@@ -190,7 +190,7 @@ class Report:
                          "adjusted", "significant")}})
     return rows
 
-  def to_string(self, format: str = "table", *, pvalues: bool = False,  # noqa: A002
+  def to_string(self, format: str = "table", *, pvalues: bool = False,
                 digits: int = 4) -> str:
     """The report as text.
 

@@ -344,7 +344,7 @@ class HostMetricState:
       >>> HostMetricState.init("mrr").update([[0.1, 0.2], [0.5]], [[1, 0], [1]]).counts
       (2,)
     """
-    from jaxrank import numpy as jrn  # noqa: PLC0415 - jaxrank.numpy imports this module
+    from jaxrank import numpy as jrn  # jaxrank.numpy imports this module
     return self._add(jrn.evaluate(scores, labels, list(self.metrics), where=where,
                                   **self.options))
 
@@ -359,7 +359,7 @@ class HostMetricState:
       >>> s.compute()
       {'recall@2': 0.5}
     """
-    from jaxrank import numpy as jrn  # noqa: PLC0415
+    from jaxrank import numpy as jrn
     opts = {k: v for k, v in self.options.items() if k != "ties"}
     return self._add(jrn.evaluate_ranked(recommended, relevant, list(self.metrics),
                                          relevant_grades=relevant_grades, **opts))

@@ -16,7 +16,6 @@ port, pid, nproc = (int(a) for a in sys.argv[1:4])
 jax.config.update("jax_cpu_collectives_implementation", "gloo")
 jax.distributed.initialize(f"localhost:{port}", num_processes=nproc, process_id=pid)
 
-import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax.experimental import multihost_utils  # noqa: E402
 from jax.sharding import AxisType, Mesh, NamedSharding  # noqa: E402

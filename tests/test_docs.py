@@ -163,9 +163,9 @@ def run_block(path: Path, first_line: int, code: str, namespace: dict) -> int:
     with contextlib.redirect_stdout(out):
       if isinstance(stmt, ast.Expr):
         expr = ast.Expression(body=stmt.value)
-        value = eval(compile(expr, str(path), "eval"), namespace)  # noqa: S307 (our own docs)
+        value = eval(compile(expr, str(path), "eval"), namespace)  # our own docs
       else:
-        exec(compile(module, str(path), "exec"), namespace)  # noqa: S102
+        exec(compile(module, str(path), "exec"), namespace)
         targets = stmt.targets if isinstance(stmt, ast.Assign) else []
         value = (namespace[targets[0].id] if len(targets) == 1
                  and isinstance(targets[0], ast.Name) else None)

@@ -485,7 +485,7 @@ def test_the_command_gives_the_uncached_output_for_damaged_or_swapped_entries(tm
   results = [json.loads(line) for line in done.stdout.splitlines()]
   assert done.returncode == 0, (results[-1:], done.stderr[-3000:])  # the last before a crash
   assert len(results) == 5 + 40
-  for measure, output, *bit, loads in results:
+  for measure, output, *bit, _loads in results:
     assert output == expected[measure], (measure, bit)
   # the first two compiled, the third loaded; the swapped and the damaged never deserialised
   assert [r[-1] for r in results] == [0, 0, 1] + [0] * 42

@@ -137,7 +137,7 @@ def test_numpy_equals_jit_in_x64(forms, i):
   form, ties = CASES[i]
   r, o, k = forms[form], _options_of(i, ties), KS[i % len(KS)]
   got = _on_numpy(r, o, k)
-  for name, (value, _, finished) in ((n, v) for n, v in got.items() if len(v) == 3):
+  for name, (_value, _, finished) in ((n, v) for n, v in got.items() if len(v) == 3):
     assert finished.dtype == np.float64 and isinstance(finished, np.ndarray), name
   with jax.enable_x64(True):
     want = jax.jit(lambda r: _all(r, o, k))(r)
@@ -177,9 +177,9 @@ def test_namespace_of_the_arrays():
   for side in ("left", "right"):
     want = np.stack([np.searchsorted(s, q, side=side) for s, q in zip(rows, queries)])
     np.testing.assert_array_equal(ops_of(rows).searchsorted_rows(rows, queries, side), want)
+    jitted = jax.jit(lambda s, q, side=side: ops_of(s).searchsorted_rows(s, q, side))
     np.testing.assert_array_equal(ops_of(rows).searchsorted_rows(rows, queries, side),
-                                  jax.jit(lambda s, q: ops_of(s).searchsorted_rows(s, q, side))(
-                                      rows, queries))
+                                  jitted(rows, queries))
 
 
 def test_log2_discount_takes_the_namespace_of_its_argument():

@@ -110,7 +110,7 @@ EDGES = {m: imports(m) for m in MODULES}
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_imports_go_down(module):
   mine = unit(module)
-  for target, local, line in EDGES[module]:
+  for target, _local, line in EDGES[module]:
     theirs = unit(target)
     if theirs == mine:
       continue

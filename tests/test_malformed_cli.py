@@ -257,7 +257,7 @@ def test_closed_standard_streams(files, closed, args, code, err):
   run2.write_text(RUN.replace("0.5", "0.6"))
   args = [a.format(Q=qrels, R=run, R2=run2) for a in args]
   done = subprocess.run(_with_closed(closed, [*COMMAND, *args]), stdin=subprocess.DEVNULL,
-                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+                        capture_output=True, text=True, env=_env(),
                         timeout=120)
   assert done.returncode == code, done.stderr
   if 2 not in closed:

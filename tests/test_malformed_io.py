@@ -38,7 +38,7 @@ def _qrels_rows(qrels: io.Qrels) -> list[tuple]:
       qrels.qid.tolist(), qrels.docid.tolist(), qrels.rel.tolist())]
 
 
-def R(q, d, rank, score):  # noqa: N802 - a row of a run table
+def R(q, d, rank, score):  # a row of a run table
   return (q, d, rank, score)
 
 

@@ -9,7 +9,8 @@ return (compared to 1e-12; NaN equals NaN). Nothing may be silently wrong, empty
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 import numpy as np

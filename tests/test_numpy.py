@@ -520,7 +520,7 @@ def test_evaluate_ranked_does_not_depend_on_the_order_of_the_relevant_ids():
 def _random_ranked(rng, users=60, items=40):
   """Ragged top lists (some -1 padding inside) and graded relevant dicts, some users empty."""
   rec, rel = [], []
-  for u in range(users):
+  for _ in range(users):
     k = int(rng.integers(0, 12))
     row = rng.permutation(items)[:k].tolist()
     if k and rng.random() < 0.2:

@@ -199,8 +199,10 @@ def test_vmap_agrees_with_the_batched_call():
   scores, labels, where = data(6)
   scores = scores + 0.05 * np.random.default_rng(6).normal(size=scores.shape).astype(np.float32)
   for op in OPERATORS:
-    f = lambda s, y, w, op=op: jaxrank.soft_ndcg(s, y, where=w, k=5, temperature=0.2,
-                                                 operator=op, max_relevant=12)
+    def f(s, y, w, op=op):
+      return jaxrank.soft_ndcg(s, y, where=w, k=5, temperature=0.2, operator=op,
+                               max_relevant=12)
+
     eager = f(scores, labels, where)
     rows = jax.vmap(lambda s, y, w: f(s[None], y[None], w[None])[0])(scores, labels, where)
     np.testing.assert_allclose(rows, eager, rtol=1e-5, atol=1e-6)

@@ -15,7 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(os.path.dirname(HERE))]  # apigen; this checkout's jaxrank
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-import jaxrank
+import jaxrank  # noqa: E402  (after sys.path names this checkout)
 
 project = "jaxrank"
 author = "jaxrank authors"

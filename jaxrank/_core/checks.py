@@ -222,7 +222,6 @@ def check_labels(name: str, labels: jax.Array) -> None:
   The common (valid) case costs one fused device reduction; only a failing input is copied to
   the host to find the first offending index for the message.
   """
-  import jax
   if not is_concrete(labels) or labels.dtype == np.bool_:
     return
   raise_label_error(name, labels, *(bool(v) for v in host_values(label_summary, labels)))

@@ -214,7 +214,7 @@ def _probe(name: str, fn: Callable, of: str) -> None:
   try:
     with jax.ensure_compile_time_eval():
       y = jnp.asarray(fn(x))
-  except Exception as e:  # noqa: BLE001 - any failure of the user's callable is reported
+  except Exception as e:  # any failure of the user's callable is reported
     raise TypeError(f"{name} must be a callable of an array of {of}, returning an array of the "
                     f"same shape; calling it on {x.tolist()} raised {type(e).__name__}: {e}"
                     ) from None

@@ -385,7 +385,7 @@ def _load(name: str, key: str) -> Any:
     return deserialize_and_load(
         payload, jax.tree_util.PyTreeDef.deserialize_using_proto(registry, in_tree),
         jax.tree_util.PyTreeDef.deserialize_using_proto(registry, out_tree))
-  except Exception:  # noqa: BLE001 - unreadable, or our own entry that no longer loads
+  except Exception:  # unreadable, or our own entry that no longer loads
     return None
 
 
@@ -400,7 +400,7 @@ def _save(name: str, key: str, exe: Any) -> None:
       payload, in_tree, out_tree = serialize(exe)
       data = encode(key, _EXECUTABLE, (in_tree.serialize_using_proto(),
                                        out_tree.serialize_using_proto(), payload))
-    except Exception:  # noqa: BLE001 - XLA: "... is not serializable"
+    except Exception:  # XLA: "... is not serializable"
       data = encode(key, _PLAIN)
     # mkstemp: a new file (O_EXCL, O_NOFOLLOW), mode 0600 whatever the umask
     fd, tmp = tempfile.mkstemp(dir=_DIRECTORY, prefix=".tmp-", suffix=_SUFFIX)
@@ -413,5 +413,5 @@ def _save(name: str, key: str, exe: Any) -> None:
     except BaseException:
       os.unlink(tmp)
       raise
-  except Exception:  # noqa: BLE001 - a read-only or full directory: no saving, no error
+  except Exception:  # a read-only or full directory: no saving, no error
     pass

@@ -39,7 +39,7 @@ def open_input(path: PathLike | bytes,
       f, close = cast(BufferedIOBase, sys.stdin.buffer), None
     else:
       try:
-        f = open(path, "rb")  # noqa: SIM115 - closed by the caller
+        f = open(path, "rb")  # closed by the caller
       except OSError as e:
         raise FileNotFoundError(f"cannot read {path}: {e.strerror}") from None
       close = f.close

@@ -241,7 +241,7 @@ def split_blocks(f: Input, name: str, fmt: Format, *, threaded: bool,
             continue
         if stop.is_set():
           return
-    except BaseException as e:  # noqa: BLE001 - handed to the consumer, raised there
+    except BaseException as e:  # handed to the consumer, raised there
       ready.put((None, e))
       return
     ready.put((None, None))

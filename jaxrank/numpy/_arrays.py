@@ -113,7 +113,9 @@ def _as_flat(scores, labels, where):
   sizes = np.array([r.size for r in srows], np.int64)
   lists = np.repeat(np.arange(len(srows)), sizes)
   pos = np.arange(lists.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-  cat = (lambda rows: np.concatenate(rows) if rows else np.zeros(0))
+  def cat(rows):
+    return np.concatenate(rows) if rows else np.zeros(0)
+
   return (len(srows),), lists, pos, pos, cat(srows), cat(lrows).astype(np.float64)
 
 

@@ -237,7 +237,7 @@ def _check_finite(per_system: Mapping[str, Any], systems: tuple[str, ...],
   given = list(per_system.values())[s]
   try:  # the value as given: None reads as NaN
     original = given[queries[q]] if isinstance(given, Mapping) else given[q]
-  except Exception:  # noqa: BLE001 - an array type that cannot be indexed so: no None in it
+  except Exception:  # an array type that cannot be indexed so: no None in it
     original = values[s, q]
   where = f"system {systems[s]!r}, query {queries[q]!r}"
   if original is None:
