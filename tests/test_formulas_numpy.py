@@ -20,6 +20,7 @@ import pytest
 
 import jaxrank
 from jaxrank._core import formulas as _formulas
+from jaxrank._core import positions as _positions
 from jaxrank._core import options as _options
 from jaxrank._core import table as _table
 from jaxrank._core.xp import ops_of
@@ -107,7 +108,7 @@ def _all(r, o, k):
     value, empty = metric.formula(r, k if metric.cutoff else None, o)
     out[name] = (value, empty, _formulas.finish(value, empty, r, o))
   out["ideal_dcg"] = (_formulas.ideal_dcg(r, k, o),)
-  out["positions"] = _formulas.positions(r, o.ties)
+  out["positions"] = _positions.positions(r, o.ties)
   return out
 
 

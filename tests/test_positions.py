@@ -1,7 +1,7 @@
-"""Optimistic / pessimistic positions of tied relevant items (``_formulas.positions``).
+"""Optimistic / pessimistic positions of tied relevant items (``jaxrank._core.positions``).
 
 The sort-based positions (taken beyond ``PAIRWISE_SLOTS`` slots per list) are checked against
-the pairwise ``[lists, m, m]`` formula (``_formulas.positions_pairwise``), on Ranks built from
+the pairwise ``[lists, m, m]`` formula (``_positions.positions_pairwise``), on Ranks built from
 random tied scores (graded labels, padding, relevant items that were not retrieved, lists
 without relevant items) and on arbitrary slot
 arrays; and their compiled temporary memory is checked to be O(lists x m), not O(lists x m^2).
@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxrank
-from jaxrank._core import formulas as _formulas
+from jaxrank._core import positions as _positions
 from jaxrank._core.ranks import Ranks
 
 MiB = 2**20
@@ -28,12 +28,12 @@ POLICIES = ["optimistic", "pessimistic"]
 
 # The former positions, kept in the library for lists of few slots: one [lists, m, m]
 # comparison of every pair of slots.
-pairwise_positions = _formulas.positions_pairwise
+pairwise_positions = _positions.positions_pairwise
 
 
 @functools.partial(jax.jit, static_argnames="ties")
 def both(r: Ranks, ties: str):
-  return _formulas.positions_sorted(r, ties), pairwise_positions(r, ties)
+  return _positions.positions_sorted(r, ties), pairwise_positions(r, ties)
 
 
 def assert_same(r: Ranks, ties: str):
@@ -106,8 +106,8 @@ def test_positions_under_jit_and_vmap(ties):
   scores = rng.integers(0, 3, (3, 5, 9)).astype(np.float32)
   labels = rng.integers(0, 3, (3, 5, 9))
   r = jaxrank.from_dense(scores, labels)
-  eager = _formulas.positions(r, ties)[0]
-  jitted = jax.jit(lambda r: _formulas.positions(r, ties)[0])(r)
+  eager = _positions.positions(r, ties)[0]
+  jitted = jax.jit(lambda r: _positions.positions(r, ties)[0])(r)
   np.testing.assert_array_equal(eager, jitted)
   np.testing.assert_array_equal(eager, pairwise_positions(r, ties)[0])
   # A metric under each policy still equals the value from the pairwise positions.
@@ -127,7 +127,7 @@ def test_positions_memory_is_linear_in_the_slots(ties):
   def fn(lo, hi, grades):
     r = Ranks(lo=lo, hi=hi, grades=grades, num_items=jnp.full((lists,), 3 * m, jnp.int32),
               overflow=jnp.zeros((lists,), bool), size=3 * m)
-    return _formulas.positions(r, ties)[0]  # m > PAIRWISE_SLOTS: the sort
+    return _positions.positions(r, ties)[0]  # m > PAIRWISE_SLOTS: the sort
 
   shapes = (jax.ShapeDtypeStruct((lists, m), jnp.int32),) * 2 + (
       jax.ShapeDtypeStruct((lists, m), jnp.float32),)
@@ -141,10 +141,10 @@ def test_positions_memory_is_linear_in_the_slots(ties):
 @pytest.mark.parametrize("ties", POLICIES)
 def test_positions_take_the_pairwise_form_for_few_slots(ties):
   rng = np.random.default_rng(1)
-  for m in (_formulas.PAIRWISE_SLOTS, _formulas.PAIRWISE_SLOTS + 1):
+  for m in (_positions.PAIRWISE_SLOTS, _positions.PAIRWISE_SLOTS + 1):
     scores = rng.integers(0, 4, (6, 3 * m)).astype(np.float32)
     labels = rng.integers(0, 3, scores.shape) * (rng.random(scores.shape) < 0.4)
     r = jaxrank.from_dense(scores, labels, max_relevant=m)
-    got = _formulas.positions(r, ties)[0]
+    got = _positions.positions(r, ties)[0]
     np.testing.assert_array_equal(got, pairwise_positions(r, ties)[0])
-    np.testing.assert_array_equal(got, _formulas.positions_sorted(r, ties)[0])
+    np.testing.assert_array_equal(got, _positions.positions_sorted(r, ties)[0])

@@ -124,7 +124,7 @@ def relevant_ranks(lists: np.ndarray, keys: np.ndarray, rel: np.ndarray, grade: 
   :math:`lo - 1 = |\{j: s_j > s_i\}|` and :math:`hi = |\{j: s_j \ge s_i\}|` are sums of one
   histogram over (list, code) pairs: dense when it is small, else over the relevant pairs
   only. ``ties`` other than ``"average"`` resolve each tie group as the kernel and
-  :func:`jaxrank._core.formulas.positions` do (input order, by :func:`within_group`; or, by
+  :func:`jaxrank._core.positions.positions` do (input order, by :func:`within_group`; or, by
   :func:`resolve_ties`, relevant items first, higher grades first; or last, lower grades
   first), returning ``lo == hi``.
 
