@@ -6,5 +6,5 @@ import sys
 
 from jaxrank.cli import main
 
-if __name__ == "__main__":  # pragma: no cover - run as a subprocess by tests/test_cli.py
+if __name__ == "__main__":  # pragma: no cover - run as a subprocess by tests/cli/test_cli.py
   sys.exit(main())

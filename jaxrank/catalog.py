@@ -139,7 +139,7 @@ def dot_accumulator(query_dtype: Any, item_dtype: Any) -> np.dtype | None:
   """
   if not all(jnp.issubdtype(t, jnp.integer) for t in (query_dtype, item_dtype)):
     return None
-  return np.dtype(np.int64 if jax.config.jax_enable_x64 else np.int32)
+  return np.dtype(np.int64 if jax.enable_x64.value else np.int32)
 
 
 def _check_dot_range(q: jax.Array, items: jax.Array) -> None:
@@ -156,7 +156,7 @@ def _check_dot_range(q: jax.Array, items: jax.Array) -> None:
   if span(q.dtype) * span(items.dtype) * d <= limit:
     return
   fix = ("cast them to a float dtype (float32 is exact while every |dot product| <= 2**24)"
-         + ("" if jax.config.jax_enable_x64 else " or turn on JAX's x64 mode (int64 sums)"))
+         + ("" if jax.enable_x64.value else " or turn on JAX's x64 mode (int64 sums)"))
   if not (_checks.is_concrete(q) and _checks.is_concrete(items)):
     raise TypeError(f"query_emb ({q.dtype}) and item_emb ({items.dtype}) are integer "
                     f"embeddings of size {d}: under tracing their values are unknown and their "
@@ -183,7 +183,7 @@ def _check_scorer(score_fn: Callable, q: jax.Array, items: jax.Array, ub: int, i
                       f"{type(out).__name__}")
     return tuple(out.shape), out.dtype
 
-  dtype = None
+  dtype: Any = None  # the first look's score dtype
   # A square tile cannot tell [users, items] from its transpose; one user fewer can (score_fn
   # treats rows independently). A score_fn that cannot run on it is left to the first check.
   for u in (ub, ub - 1) if ub == ib and ub > 1 else (ub,):
@@ -263,10 +263,9 @@ def _id_rows(name: str, ids: Any, users: int, num_items: int) -> jax.Array:
 
 
 def _relevant(relevant_ids, relevant_grades, users, num_items):
+  ids, grades = relevant_ids, relevant_grades
   if isinstance(relevant_ids, tuple) and len(relevant_ids) == 2:
     ids, grades = pad_csr(*relevant_ids, relevant_grades)
-  else:
-    ids, grades = relevant_ids, relevant_grades
   ids = _id_rows("relevant_ids", ids, users, num_items)
   if ids.shape[1] == 0:
     ids = jnp.full((users, 1), -1, jnp.int32)
@@ -442,7 +441,7 @@ def evaluate(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
   if reduce not in (None, "mean"):
     raise ValueError(f"reduce must be None or 'mean', got {reduce!r}")
   ties, empty = options["ties"], options["empty"]
-  options = _compute.make_options(**options)
+  formula_options = _compute.make_options(**options)
   specs = tuple(_metrics.parse_metric(name) for name in metrics)
   for name, (base, _) in zip(metrics, specs):
     if _table.reads_judgments(base):
@@ -452,7 +451,8 @@ def evaluate(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
   out = ranks(query_emb, item_emb, relevant_ids, relevant_grades, exclude_ids=exclude_ids,
               score_fn=score_fn, top_k=top_k, ties=ties, user_block=user_block,
               item_block=item_block, method=method)
-  values = dict(zip(metrics, _compute.compute_ranks(out.ranks, specs=specs, options=options)))
+  values = dict(zip(metrics, _compute.compute_ranks(out.ranks, specs=specs,
+                                                    options=formula_options)))
   if reduce == "mean":
     values = _metrics.mean(values, empty=empty)
   return out._replace(metrics=values)

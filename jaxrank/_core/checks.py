@@ -15,7 +15,7 @@ import math
 import numbers
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast, overload
 
 import numpy as np
 
@@ -55,6 +55,13 @@ def host_values(fn: Any, *args: Any) -> Any:
     return jax.device_get(fn(*args))
 
 
+# The types: an int gives an int; anything else (None included) int or None.
+@overload
+def check_k(k: int | np.integer, name: str = "k") -> int: ...
+@overload
+def check_k(k: Any, name: str = "k") -> int | None: ...
+
+
 def check_k(k: Any, name: str = "k") -> int | None:
   """``k`` must be ``None`` or a positive Python/NumPy integer (bools are rejected).
 
@@ -77,7 +84,9 @@ def check_choice(name: str, value: Any, choices: Sequence[str]) -> None:
 
 def check_unit_interval(name: str, value: Any) -> float:
   """``value`` must be a real number strictly between 0 and 1 (a level or a probability)."""
-  if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
+  # (cast: numbers.Real declares no comparison with an int; every real number has one)
+  if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+      or not 0 < cast(float, value) < 1):
     raise ValueError(f"{name} must be a number between 0 and 1, got {value!r}")
   return float(value)
 
@@ -85,7 +94,7 @@ def check_unit_interval(name: str, value: Any) -> float:
 def check_positive_number(name: str, value: Any) -> float:
   """A positive, finite real number (bools, NaN and inf are rejected)."""
   if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real)
-      or not 0 < value < math.inf):
+      or not 0 < cast(float, value) < math.inf):  # (cast: as in check_unit_interval)
     raise ValueError(f"{name} must be a positive finite number, got {value!r}")
   return float(value)
 
@@ -97,7 +106,7 @@ def _int32_range(dtype: np.dtype) -> np.iinfo:
 def wraps_in_jax(arr: np.ndarray) -> bool:
   """True for a 64-bit int NumPy array that JAX, without x64 mode, would wrap to 32 bits."""
   import jax
-  if jax.config.jax_enable_x64 or arr.dtype.kind not in "iu" or arr.dtype.itemsize < 8:
+  if jax.enable_x64.value or arr.dtype.kind not in "iu" or arr.dtype.itemsize < 8:
     return False
   info = _int32_range(arr.dtype)
   return arr.size > 0 and bool(arr.min() < info.min or arr.max() > info.max)
@@ -144,7 +153,7 @@ def as_array(name: str, x: Any, *, kinds: str, min_ndim: int = 0,
     arr = x
   else:
     host = as_numpy(name, x)
-    if host.dtype.kind in "iu" and host.dtype.itemsize == 8 and not jax.config.jax_enable_x64:
+    if host.dtype.kind in "iu" and host.dtype.itemsize == 8 and not jax.enable_x64.value:
       info = _int32_range(host.dtype)
       if not wraps_in_jax(host):
         host = host.astype(info.dtype)

@@ -149,7 +149,7 @@ def cutoff(specs: Sequence[tuple[str, int | None]]) -> int | None:
   metric reads the whole list.
   """
   ks = [k for _, k in specs]
-  return None if not ks or any(k is None for k in ks) else max(ks)
+  return None if not ks or any(k is None for k in ks) else max(k for k in ks if k is not None)
 
 
 def check_used(given: dict[str, Any], names: Sequence[str]) -> None:

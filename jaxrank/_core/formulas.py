@@ -24,7 +24,7 @@ import dataclasses
 import functools
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -85,7 +85,7 @@ class Options:
       return grades
     if self.gain == "exp2":
       return xp.exp2(grades) - 1.0
-    return xp.asarray(self.gain(grades), xp.float)
+    return xp.asarray(cast(Callable, self.gain)(grades), xp.float)  # a gain function
 
 
 def relative_gains(grades: jax.Array, reference: jax.Array, o: Options) -> jax.Array:
@@ -525,7 +525,7 @@ def _err_groups(lo, g, rel, keep, a_prod, q, cap):
 def rbp(r, k, o):
   # Written twice on purpose: trec_eval's float64 prefix counts over ordered runs are
   # jaxrank._trec.calc.rbp (trec_eval's order of operations); this formula also takes the
-  # tie-aware policies. tests/test_judged.py holds the two equal on ordered runs (graded gains
+  # tie-aware policies. tests/core/test_judged.py holds the two equal on ordered runs (graded gains
   # are divided in float32 below: equal to ~1e-8 there, a strict xfail until they are not).
   # RBP = (1 - p) sum_i gain_i p^(rank_i - 1); a tie group spreads p^(rank - 1) evenly over its
   # window (a, b]: (1 - p) sum_{q=a+1}^{b} p^(q-1) / g = (p^a - p^b) / g. Exact by linearity.
@@ -606,7 +606,7 @@ def _no_cutoff(name: str, k: int | None) -> None:
 def bpref(r, k, o):
   # Written twice on purpose: trec_eval's float64 prefix counts over ordered runs are
   # jaxrank._trec.calc.bpref (trec_eval's order of operations); this formula also takes the
-  # tie-aware policies. tests/test_judged.py holds the two equal on ordered runs.
+  # tie-aware policies. tests/core/test_judged.py holds the two equal on ordered runs.
   # bpref = (1/R) sum over retrieved relevant i of 1 - min(n_i, R) / min(N, R), n_i the judged
   # non-relevant items above i (trec_eval). In i's tie group of u judged non-relevant items the
   # number of them ahead of i is uniform on 0..u (average), 0 (optimistic) or u (pessimistic).
@@ -636,7 +636,7 @@ INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
 def infap(r, k, o):
   # Written twice on purpose: trec_eval's float64 prefix counts over ordered runs are
   # jaxrank._trec.calc.inf_ap (trec_eval's order of operations); this formula also takes the
-  # tie-aware policies. tests/test_judged.py holds the two equal on ordered runs.
+  # tie-aware policies. tests/core/test_judged.py holds the two equal on ordered runs.
   # infAP (Yilmaz & Aslam 2006, trec_eval's m_infAP.c): for the retrieved relevant item at
   # 0-based position i with R_b relevant, N_b judged non-relevant and P_b pooled-unjudged items
   # above it, 1 / (i + 1) + i / (i + 1) (R_b + N_b + P_b) / i (R_b + eps) / (R_b + N_b + 2 eps)

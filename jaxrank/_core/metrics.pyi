@@ -1,5 +1,6 @@
 """Type stub of :mod:`jaxrank._core.metrics`, generated from the metric table and the option
-declarations by ``python tests/test_stubs.py``: do not edit (tests/test_stubs.py keeps it equal)."""
+declarations by ``python tests/core/test_stubs.py``: do not edit (tests/core/test_stubs.py keeps it
+equal)."""
 
 from collections.abc import Callable, Mapping, Sequence
 

@@ -35,7 +35,7 @@ import inspect
 import math
 import textwrap
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from jaxrank._core import checks as _checks
 from jaxrank._core import formulas as _formulas
@@ -272,6 +272,12 @@ def declared(name: str) -> Option | None:
   return OPTIONS.get(name) or SOFT_OPTIONS.get(name)
 
 
+def _declaration(name: str) -> Option:
+  """:func:`declared` for a name the caller knows is declared (typed as found; an unknown name
+  fails where its declaration is used, as before)."""
+  return cast(Option, declared(name))
+
+
 def check(name: str, value: Any) -> Any:
   """``value`` checked (and normalised) by the declaration of option ``name``.
 
@@ -280,7 +286,7 @@ def check(name: str, value: Any) -> Any:
     >>> _options.check("persistence", 0.5)
     0.5
   """
-  option = declared(name)
+  option = _declaration(name)
   return option.check(value) if option.check else value
 
 
@@ -292,14 +298,15 @@ def parameters(names: Sequence[str]) -> list[inspect.Parameter]:
     >>> [str(p) for p in _options.parameters(["ties", "beta"])]
     ["ties: 'str' = 'average'", "beta: 'float' = 1.0"]
   """
-  return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=declared(name).default,
-                            annotation=declared(name).annotation) for name in names]
+  return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                            default=_declaration(name).default,
+                            annotation=_declaration(name).annotation) for name in names]
 
 
 def documentation(names: Sequence[str], indent: str = "    ") -> str:
   """One ``name: doc`` entry per option (wrapped at 100 columns), as the docstrings' ``Options:``
   sections list them."""
-  return "".join(textwrap.fill(f"{name}: {declared(name).doc}", 100, initial_indent=indent,
+  return "".join(textwrap.fill(f"{name}: {_declaration(name).doc}", 100, initial_indent=indent,
                                subsequent_indent=indent + "  ", break_long_words=False,
                                break_on_hyphens=False) + "\n" for name in names)
 
@@ -347,7 +354,7 @@ def takes(names: Sequence[str], *, first: Sequence[str] = (), skip: Sequence[str
     unknown = [n for n in options if declared(n) is None]
     if unknown:
       raise ValueError(f"takes: {unknown[0]!r} is no declared option")
-    defaults = {name: declared(name).default for name in options}
+    defaults = {name: _declaration(name).default for name in options}
     keywords = {p.name for p in own if p.kind is not p.POSITIONAL_ONLY}
     own = [p for p in own if p.name not in placed]
     at = len(own) if after is None else [p.name for p in own].index(after) + 1
@@ -365,7 +372,8 @@ def takes(names: Sequence[str], *, first: Sequence[str] = (), skip: Sequence[str
           raise TypeError(f"{qualname}() got an unexpected keyword argument {key!r}")
       return fn(*args, **kwargs, **options)
 
-    wrapper.__signature__ = sig.replace(parameters=own[:at] + block + own[at:])
+    # (cast: functools.wraps's type declares no __signature__; inspect.signature reads it)
+    cast(Any, wrapper).__signature__ = sig.replace(parameters=own[:at] + block + own[at:])
     wrapper.__doc__ = _with_options_doc(fn.__doc__ or "", options)
     return wrapper
 

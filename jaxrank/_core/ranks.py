@@ -132,6 +132,7 @@ def sort_keys(scores: jax.Array, valid: jax.Array | None) -> jax.Array:
 def _dense_order(arrays: list[np.ndarray]) -> list[np.ndarray]:
   """int32 ranks of the values of all ``arrays`` together (equal values equal ranks, NaN -1)."""
   floats = any(not np.issubdtype(a.dtype, np.integer) for a in arrays)
+  common: type  # a scalar type (object: Python ints)
   if floats:
     common = np.float64  # every float and int compares as its float64 value
   elif all(a.dtype.kind == "i" or a.size == 0 or a.max() <= np.iinfo(np.int64).max
@@ -162,7 +163,8 @@ def as_scores(*named: tuple[str, ArrayLike, int]) -> list[jax.Array]:
   if any(isinstance(x, np.ndarray) and _checks.wraps_in_jax(x) for _, x, _ in host):
     return _ranked_on_host(host)
   arrays = [_checks.as_array(name, x, kinds="fi", min_ndim=nd) for name, x, nd in host]
-  common = functools.reduce(exact_common_dtype, [a.dtype for a in arrays])
+  dtypes: list[np.dtype | None] = [a.dtype for a in arrays]  # the fold's None: no common dtype
+  common = functools.reduce(exact_common_dtype, dtypes)
   if common is None:
     common = _float_holding_values(arrays)
   if common is None:
@@ -224,7 +226,7 @@ def exact_common_dtype(a, b) -> np.dtype | None:
   a, b = np.dtype(a), np.dtype(b)
   if a == b:
     return a
-  x64 = jax.config.jax_enable_x64
+  x64 = jax.enable_x64.value
   fa, fb = (bool(jnp.issubdtype(t, jnp.floating)) for t in (a, b))
   if fa and fb:
     return np.dtype(jnp.promote_types(a, b))

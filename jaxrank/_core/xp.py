@@ -36,7 +36,7 @@ import contextlib
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -44,8 +44,11 @@ import numpy as np
 class _Namespace:
   """The common functions of ``module`` (attribute lookup falls through to it), and the rest."""
 
-  name: str
   xp: Any  # the array module (numpy or jax.numpy)
+
+  if TYPE_CHECKING:
+    @property
+    def name(self) -> str: ...  # a class attribute, or a property that reads JAX's x64 mode
 
   def __getattr__(self, attr: str) -> Any:
     value = getattr(self.xp, attr)
@@ -78,7 +81,8 @@ class NumpyOps(_Namespace):
     return np.flip(np.sort(x, axis=-1), axis=-1)[..., :k]
 
   @staticmethod
-  def searchsorted_rows(sorted_: np.ndarray, queries: np.ndarray, side: str) -> np.ndarray:
+  def searchsorted_rows(sorted_: np.ndarray, queries: np.ndarray,
+                        side: Literal["left", "right"]) -> np.ndarray:
     """``searchsorted`` of each row of ``queries`` in the same row of ``sorted_`` (any leading
     dimensions; int64 positions)."""
     lead = queries.shape[:-1]
@@ -171,11 +175,11 @@ def jax_ops() -> _Namespace:
 
     @property
     def float(self):
-      return jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+      return jnp.float64 if jax.enable_x64.value else jnp.float32
 
     @property
     def name(self):
-      return "jax64" if jax.config.jax_enable_x64 else "jax32"
+      return "jax64" if jax.enable_x64.value else "jax32"
 
     @staticmethod
     def sort_together(operands, num_keys=1):

@@ -44,7 +44,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import jax
 import numpy as np
@@ -241,7 +241,7 @@ def key_text(fn: Callable, args: tuple, static: dict) -> str:
          "function": f"{fn.__module__}.{getattr(fn, '__qualname__', repr(fn))}",
          "static": {name: repr(value) for name, value in sorted(static.items())},
          "arguments": repr(jax.tree_util.tree_structure(args, is_leaf=is_leaf)),
-         "leaves": leaves, "x64": bool(jax.config.jax_enable_x64)}
+         "leaves": leaves, "x64": bool(jax.enable_x64.value)}
   return json.dumps(key, sort_keys=True, separators=(",", ":"))
 
 
@@ -279,10 +279,11 @@ def call(fn: Callable, *args: Any, **static: Any) -> Any:
 def _compile(fn: Callable, args: tuple, static: dict) -> Any:
   """Compiles outside JAX's persistent cache: an executable loaded from there serializes
   without the code of its fused functions (jax 0.10: "Function ... not found" when called)."""
-  before = jax.config.jax_enable_compilation_cache
+  # jax sets its flags on Config as properties at run time: its types do not declare them
+  before = jax.config.jax_enable_compilation_cache  # type: ignore[attr-defined]
   jax.config.update("jax_enable_compilation_cache", False)
   try:
-    return fn.lower(*args, **static).compile()
+    return cast(jax.stages.Wrapped, fn).lower(*args, **static).compile()  # a jax.jit function
   finally:
     jax.config.update("jax_enable_compilation_cache", before)
 
@@ -345,7 +346,7 @@ def decode(data: bytes, key: str) -> tuple | None:
 def _read(name: str) -> bytes | None:
   """The bytes of the entry ``name`` if it is a regular file only the current user can have
   written; ``None`` (with the warning for anything unsafe) otherwise."""
-  path = os.path.join(_DIRECTORY, name)
+  path = os.path.join(cast(str, _DIRECTORY), name)  # call() reads only with a directory set
   flags = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
            | getattr(os, "O_BINARY", 0))
   try:
@@ -409,7 +410,8 @@ def _save(name: str, key: str, exe: Any) -> None:
         os.fchmod(fd, 0o600)  # a umask like 0277 would leave 0400
       with os.fdopen(fd, "wb") as f:
         f.write(data)
-      os.replace(tmp, os.path.join(_DIRECTORY, name))  # replaces a link or FIFO, not its target
+      # replaces a link or FIFO, not its target (call() saves only with a directory set)
+      os.replace(tmp, os.path.join(cast(str, _DIRECTORY), name))
     except BaseException:
       os.unlink(tmp)
       raise

@@ -41,7 +41,7 @@ def order_keys(score: np.ndarray, float32: bool) -> np.ndarray:
       return (score ^ np.uint64(1 << 63)).view(np.int64)
     return score.astype(np.int64)
   with np.errstate(over="ignore"):
-    s = score.astype(np.float32 if float32 else np.float64)
+    s: np.ndarray = score.astype(np.float32 if float32 else np.float64)
   s += 0.0  # -0.0 becomes +0.0, which it equals
   bits = s.view(np.int32 if float32 else np.int64).astype(np.int64)
   # Negative floats' bits order backwards: flipping their magnitude bits makes the integer

@@ -1,6 +1,6 @@
 """Type stub of :mod:`jaxrank._soft.metrics`, generated from the metric table, the soft formulas
-and the option declarations by ``python tests/test_stubs.py``: do not edit (tests/test_stubs.py
-keeps it equal)."""
+and the option declarations by ``python tests/core/test_stubs.py``: do not edit
+(tests/core/test_stubs.py keeps it equal)."""
 
 from collections.abc import Callable
 

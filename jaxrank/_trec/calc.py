@@ -172,7 +172,7 @@ def relstring(b: Block, params: tuple) -> Values:
 # ordered grades, in trec_eval's order of operations (its values to the last digit, with no
 # kernel call for a run asking host measures only); there formulas over rank bounds that also
 # take the tie-aware policies. On ordered runs the two are equal:
-# tests/test_judged.py::test_host_bpref_infap_rbp_hold_the_core_formulas.
+# tests/core/test_judged.py::test_host_bpref_infap_rbp_hold_the_core_formulas.
 
 
 def bpref(b: Block, params: tuple) -> Values:
@@ -180,7 +180,7 @@ def bpref(b: Block, params: tuple) -> Values:
   non-relevant documents above it, N those of the query (the term is 1 when n = 0)."""
   G, rel, R = b.G, b.rel, b.num_rel
   judged_nonrel = (G >= 0) & (G < b.threshold)
-  above = np.cumsum(judged_nonrel, axis=1) - judged_nonrel
+  above: np.ndarray = np.cumsum(judged_nonrel, axis=1) - judged_nonrel
   denom = np.minimum(b.num_nonrel, R)[:, None]
   term = np.where(above > 0, 1 - np.minimum(above, R[:, None]) / np.maximum(denom, 1), 1.0)
   return [np.where(rel, term, 0.0).sum(1) / np.maximum(R, 1)]

@@ -11,7 +11,7 @@ and their written options share one evaluation.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -106,7 +106,8 @@ def evaluate_names(run, qrels, names, requests=(), *, ties: str = "trec", thresh
         request = table.request_of(t.trec)
         trec_of[t.name] = request.names()[0]
         group_requests.append(request)
-    specs = tuple(dict.fromkeys((t.core, t.k) for t in members if not t.trec))
+    # a target without a trec_eval measure has a core one
+    specs = tuple(dict.fromkeys((cast(str, t.core), t.k) for t in members if not t.trec))
     group_ties = ties if order == "trec" else "first"
     options = _options.make_options(**{
         **given, "threshold": level, **{k: v for k, v in own if k != "set_F"},
@@ -138,8 +139,8 @@ def evaluate_names(run, qrels, names, requests=(), *, ties: str = "trec", thresh
         v = np.asarray(result.core[(t.core, t.k)], np.float64)
         per_query[t.name] = v
         summary[t.name] = sum(v.tolist()) / v.size if v.size else 0.0  # in query order
-  order = printed + [n for n in names if n not in printed]
+  shown = printed + [n for n in names if n not in printed]
   return _run.Result(qids=qids or [],
-                     per_query={n: per_query[n] for n in order if n in per_query},
-                     summary={n: summary[n] for n in order if n in summary}, integer=integer,
-                     names=order)
+                     per_query={n: per_query[n] for n in shown if n in per_query},
+                     summary={n: summary[n] for n in shown if n in summary}, integer=integer,
+                     names=shown)

@@ -22,6 +22,7 @@ import dataclasses
 import math
 import numbers
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import numpy as np
 
@@ -61,10 +62,11 @@ def _some(vocab, shown: int = 3) -> str:
 def check_level(threshold) -> float | int:
   """trec_eval's ``-l``: a positive number (relevant means grade >= it); a level above every
   possible grade is kept as 2**62 (nothing is relevant), so int64 comparisons cannot overflow."""
+  # (cast: numbers.Real declares no comparison with an int; every real number has one)
   if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, numbers.Real) or (
-      not threshold > 0):
+      not cast(float, threshold) > 0):
     raise ValueError(f"threshold (trec_eval's -l) must be a positive number, got {threshold!r}")
-  return min(threshold, 2**62)
+  return min(cast(float, threshold), 2**62)
 
 
 def _duplicates(q: np.ndarray, doc: np.ndarray, kept: np.ndarray, qv, doc_name, n_docs: int,
@@ -80,7 +82,7 @@ def _duplicates(q: np.ndarray, doc: np.ndarray, kept: np.ndarray, qv, doc_name, 
 
 def evaluate_requests(run: Run, qrels: Qrels, requests: Sequence[Request], *,
                       ties: str = "trec", float32: bool = False, max_docs: int | None = None,
-                      complete: bool = False, threshold: int = 1, chunk: int = 4096,
+                      complete: bool = False, threshold: float = 1, chunk: int = 4096,
                       progress: Callable[[int, int], None] | None = None,
                       core_specs: Sequence[tuple[str, int | None]] = (), options=None,
                       sources: tuple[str, str] = ("run", "qrels"),
@@ -354,7 +356,7 @@ def _host_values(requests: Sequence[Request], queries: _Queries, ranked: _Ranked
                        jrel=jrel_sorted[jfirst[a]:jfirst[b]],
                        core={k: v[a:b] for k, v in core_values.items()})
     for acc, r in zip(parts, host):
-      acc.append(r.measure.host(block, r.params))
+      acc.append(cast(calc.Host, r.measure.host)(block, r.params))  # host: only those with one
 
   def values_of(r: Request) -> list[np.ndarray]:
     chunks = parts[host.index(r)]

@@ -116,7 +116,9 @@ def _interrupted(*_) -> None:
     os._exit(130)
 
 
-_interrupted.jaxrank = True
+# marks the handler as jaxrank's (read back from signal.getsignal); __dict__: a function's
+# attributes, which its type does not declare
+_interrupted.__dict__["jaxrank"] = True
 
 
 def _watch(fd: int) -> None:
@@ -382,20 +384,20 @@ def _render(result, fmt: str, per_query: bool) -> str:
     return json.dumps(out, indent=2) + "\n"
   # table: one row per measure, a column per query (with -q) and one for all
   cols = (result.qids if per_query else []) + ["all"]
-  rows = []
+  table_rows = []
   for n in result.names:
     if n not in result.summary and n not in names:
       continue
     cells = [_number(n, result.per_query[n][i], result.integer) if n in names else ""
              for i in range(len(cols) - 1)]
     total = _number(n, result.summary[n], result.integer) if n in result.summary else ""
-    rows.append([n] + cells + [total])
-  widths = [max(len(str(c)) for c in col) for col in zip(["measure"] + cols, *rows)]
+    table_rows.append([n] + cells + [total])
+  widths = [max(len(str(c)) for c in col) for col in zip(["measure"] + cols, *table_rows)]
   fmt_row = lambda cells: "| " + " | ".join(  # noqa: E731
       (str(c).ljust(w) if j == 0 else str(c).rjust(w)) for j, (c, w) in enumerate(
           zip(cells, widths))) + " |"
   sep = "|" + "|".join("-" * (w + 1) + (":" if j else "-") for j, w in enumerate(widths)) + "|"
-  return "\n".join([fmt_row(["measure"] + cols), sep] + [fmt_row(r) for r in rows]) + "\n"
+  return "\n".join([fmt_row(["measure"] + cols), sep] + [fmt_row(r) for r in table_rows]) + "\n"
 
 
 def _csv(text: str) -> str:

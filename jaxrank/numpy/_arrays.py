@@ -35,9 +35,7 @@ def _numeric(name: str, arr: np.ndarray) -> np.ndarray:
         -2**63 <= v < 2**64 if isinstance(v, int) else True)), None)
     if bad is None:  # numbers NumPy keeps as objects (e.g. fractions): compared as float64
       return arr.astype(np.float64)
-    where = np.unravel_index(bad, arr.shape) if arr.ndim > 1 else bad
-    if arr.ndim > 1:
-      where = tuple(int(w) for w in where)
+    where = tuple(int(w) for w in np.unravel_index(bad, arr.shape)) if arr.ndim > 1 else bad
     raise TypeError(f"{name} must hold numbers, got {_inputs.describe(flat[bad])} at index {where}")
   raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}"
                   f"{' (strings are not parsed)' if arr.dtype.kind in 'US' else ''}")
@@ -93,7 +91,7 @@ def _as_flat(scores, labels, where):
   if scores is None or labels is None:
     name = "scores" if scores is None else "labels"
     raise TypeError(f"{name} must be an array or a list of lists, got None")
-  dense = _inputs.is_array(scores)
+  dense: bool | int = _inputs.is_array(scores)  # int: the probe's size below, read as truth
   if not dense and isinstance(scores, (list, tuple)):
     try:
       probe = np.asarray(scores)  # [] is no lists (ragged), [0.5, 0.1] one list

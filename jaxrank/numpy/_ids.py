@@ -77,7 +77,7 @@ def _users(recommended, relevant, relevant_grades):
     raise ValueError(f"recommended has {len(rec)} users but relevant has {len(rel)}")
   if len(rec) == 0:
     raise ValueError("recommended and relevant hold no users: nothing to evaluate")
-  grades = None
+  grades: np.ndarray | list | None = None
   if relevant_grades is not None:
     if isinstance(rel, np.ndarray):
       grades = np.asarray(relevant_grades)
@@ -154,7 +154,9 @@ def _ints(what, keys, sizes, values: list) -> np.ndarray:
 
 def _rows_of_ids(what: str, keys, table: list, ordered: bool, grades_table):
   """Per-user rows chained: (ids per user, ids, grades) with grades 1 unless given."""
-  sizes, values, grades = [], [], []
+  sizes: list[int] = []
+  values: list[Any] = []
+  grades: list[Any] = []
   for i, row in enumerate(table):
     label = _label(keys, i)
     if not ordered and isinstance(row, Mapping):
@@ -191,7 +193,7 @@ def _int_rows(table, ordered: bool, grades_table):
     return None
   kinds = set(map(type, table))
   plain = {list, tuple} if ordered else {list, tuple, set, frozenset}
-  grades = None
+  grades: list | np.ndarray | None = None
   if not kinds <= plain:
     if ordered or not kinds <= {dict, tuple} or not all(type(r) is dict or not r for r in table):
       return None
@@ -299,8 +301,9 @@ def _grade_array(keys, user, ids, grades) -> np.ndarray:
   return grades
 
 
-def _codes(rec: _Side, rel: _Side) -> tuple[np.ndarray, np.ndarray, Callable[[int], Any]]:
-  """Integer codes of the ids of both sides (equal ids equal codes) and code -> id."""
+def _codes(rec: _Side, rel: _Side) -> tuple[np.ndarray, int, Callable[[int], Any]]:
+  """Integer codes of the ids of both sides (equal ids equal codes), how many codes there are,
+  and code -> id."""
   if rec.kind is not None and rel.kind is not None and rec.kind != rel.kind:
     raise TypeError(f"item ids must all be ints or all be strings, got {rec.kind} ids in "
                     f"recommended and {rel.kind} ids in relevant")
@@ -393,6 +396,7 @@ def evaluate_ranked(recommended: Sequence[Sequence] | ArrayLike | Mapping[Any, S
   at = np.minimum(np.searchsorted(rec_key, rel_key), max(rec_key.size - 1, 0))
   found = rec_key[at] == rel_key if rec_key.size else np.zeros(rel_key.size, bool)
   rank = np.where(found, pos[at] + 1 if rec_key.size else 0, 0)
+  assert rel.grades is not None  # the relevant side (not ordered) always has grades
   positive = rel.grades > 0
   values = kernels.slot_values(sizes, rel.user[positive], rank[positive], rank[positive],
                         rel.grades[positive], resolved=True, specs=specs, options=options)

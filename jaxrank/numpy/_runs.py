@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -82,7 +82,7 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
     raise ValueError("metrics must name at least one metric, got an empty list")
   unique = isinstance(run, Mapping)  # a dict cannot list a document twice for a query
   rows = sys.modules[__package__].DICT_CHUNK_ROWS  # jaxrank.numpy's, as set now
-  size = _dict_rows(run) if unique else 0
+  size = _dict_rows(run) if isinstance(run, Mapping) else 0  # i.e. if unique
   run, qrels = (run if size > rows else io.as_run(run)), io.as_qrels(qrels)
   requests, others, keys = _plan.one_value_each(metrics)
   empty = options["empty"]
@@ -93,8 +93,10 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
       requests, others, qrels, chunks=_plan.chunking(others, asked=None, size=size,
                                                      auto_size=rows + 1, auto_rows=rows),
       read=lambda: io.as_run(run),
-      read_chunks=lambda judged, n: io.iter_dict_chunks(run, max_rows=n,
-                                                         qrels=qrels if judged else None),
+      # cast: chunks are read only when size > rows, which kept run the dict
+      read_chunks=lambda judged, n: io.iter_dict_chunks(
+          cast(Mapping[str, Mapping[str, float]], run), max_rows=n,
+          qrels=qrels if judged else None),
       rereadable=True, after_judged="chunks", where="jaxrank.numpy.evaluate_run", given=options,
       options=formula, unique_docs=unique, ties=ties, threshold=threshold, float32=float32,
       max_docs=max_docs, complete=complete)

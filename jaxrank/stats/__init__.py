@@ -22,7 +22,7 @@ jit-compiled JAX kernels in float64 (``jax.enable_x64`` inside), so they are mea
 results on the host, not for use inside a ``jax.jit``. SciPy is not needed: the t, normal and
 binomial CDFs come from ``jax.scipy.special`` and the studentized range distribution is
 integrated numerically here. Every test agrees with its SciPy counterpart (see
-``tests/test_stats.py``); where jaxrank differs it says so (all differences zero: ``p = 1``).
+``tests/stats/test_stats.py``); where jaxrank differs it says so (all differences zero: ``p = 1``).
 
 Resampling (randomization, bootstrap) is vectorised: the resamples of one call are shared by
 every system and pair, and resample ``r`` is drawn from ``jax.random.fold_in(key, r)``, so a fixed
