@@ -10,17 +10,7 @@ import pytest
 from jaxrank import cli
 from jaxrank._trec import table as _trec
 
-
-def run_cli(capsys, *args):
-  code = cli.main(["evaluate", *map(str, args)])
-  captured = capsys.readouterr()
-  return code, captured.out, captured.err
-
-
-def write(tmp_path, name, text):
-  path = tmp_path / name
-  path.write_text(text)
-  return path
+from cli_runs import run_cli, write
 
 
 # Two documents tied at 0.5: the relevant one ("a") has the smaller id, so trec_eval puts it
@@ -271,7 +261,7 @@ def test_summary_lines_match_pytrec_eval(capsys, tmp_path, seed):
   """Every `all` line equals trec_eval's: the per-query values of pytrec_eval (trec_eval's C
   code), summed in query order, divided by the number of queries, printed with 4 decimals."""
   pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier not installed")
-  from test_numpy import PYTREC, random_trec
+  from trec_runs import PYTREC, random_trec
 
   run, qrels = random_trec(seed, queries=60)
   qrels.pop("only-in-qrels")

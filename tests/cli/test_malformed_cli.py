@@ -20,6 +20,8 @@ from jaxrank._trec import table as _trec
 from jaxrank._trec import run as _run
 from jaxrank import numpy as jrn
 
+import repo
+
 QRELS = "q1 0 a 1\nq1 0 b 0\nq1 0 c 2\nq2 0 x 1\n"
 RUN = "q1 Q0 a 1 0.9 t\nq1 Q0 b 2 0.8 t\nq1 Q0 c 3 0.7 t\nq2 Q0 x 1 0.5 t\n"
 HUGE = "9" * 30
@@ -174,7 +176,7 @@ def test_python_api_large_cut_keeps_everything(max_docs):
 # ----------------------------------------------------------------------------------------------
 # The command in a subprocess: where stdout goes, and Ctrl-C.
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = repo.ROOT
 # The console script's own code (pip's wrapper): argv[0] is the command's name.
 COMMAND = [sys.executable, "-c", "import sys; sys.argv[0] = 'jaxrank'; "
            "from jaxrank.cli import main; sys.exit(main())"]

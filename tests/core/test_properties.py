@@ -12,7 +12,7 @@ from jaxrank._core import table as _table
 from metric_table import HIGHER_IS_BETTER, NAMES, options_for
 
 # bpref and infap take no cutoff (and infap is NaN for tied relevant items under average ties):
-# tests/test_judged.py covers them against the enumeration of tied orders.
+# tests/core/test_judged.py covers them against the enumeration of tied orders.
 METRICS = [name for name in NAMES if _table.METRICS[name].cutoff]
 NORMALISED = [m for m in METRICS if m not in ("dcg", "mean_rank")]
 

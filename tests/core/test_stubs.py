@@ -9,7 +9,7 @@ out every public function of their module, signature and docstring, for readers,
 checkers. They are generated, never edited: after changing a record, a soft formula or an option,
 run
 
-    python tests/test_stubs.py
+    python tests/core/test_stubs.py
 
 to rewrite them; this test fails while they differ from what the tables generate.
 """
@@ -22,7 +22,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from jaxrank._core import metrics as _metrics  # noqa: E402
@@ -30,7 +30,8 @@ from jaxrank._core import table as _table  # noqa: E402
 from jaxrank._soft import metrics as _soft  # noqa: E402
 
 HEADER = '''"""Type stub of :mod:`jaxrank._core.metrics`, generated from the metric table and the option
-declarations by ``python tests/test_stubs.py``: do not edit (tests/test_stubs.py keeps it equal)."""
+declarations by ``python tests/core/test_stubs.py``: do not edit (tests/core/test_stubs.py keeps it
+equal)."""
 
 from collections.abc import Callable, Mapping, Sequence
 
@@ -44,8 +45,8 @@ def accepted(metric: Metric) -> tuple[str, ...]: ...
 '''
 
 SOFT_HEADER = '''"""Type stub of :mod:`jaxrank._soft.metrics`, generated from the metric table, the soft formulas
-and the option declarations by ``python tests/test_stubs.py``: do not edit (tests/test_stubs.py
-keeps it equal)."""
+and the option declarations by ``python tests/core/test_stubs.py``: do not edit
+(tests/core/test_stubs.py keeps it equal)."""
 
 from collections.abc import Callable
 
@@ -96,7 +97,7 @@ STUBS = {ROOT / "jaxrank" / "_core" / "metrics.pyi": metrics_stub,
 def test_stubs_equal_what_the_tables_generate():
   for path, render in STUBS.items():
     assert path.read_text() == render(), (
-        f"{path.relative_to(ROOT)} is out of date: run `python tests/test_stubs.py`")
+        f"{path.relative_to(ROOT)} is out of date: run `python tests/core/test_stubs.py`")
 
 
 def test_stubs_are_python():

@@ -1,4 +1,4 @@
-"""One of the processes of tests/test_distributed.py: ``python distributed_worker.py PORT ID N``.
+"""One of the processes of tests/frontends/test_distributed.py: ``python distributed_worker.py PORT ID N``.
 
 Every process builds the same data from one seed, but places only its own part on its device:
 first half the users per process (lists over the processes), then half the catalog per process

@@ -27,7 +27,7 @@ def test_two_processes_give_the_single_process_result():
   env = {**os.environ, "JAX_PLATFORMS": "cpu", "XLA_FLAGS": ""}
   procs = [subprocess.Popen([sys.executable, str(WORKER), str(port), str(i), "2"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            cwd=WORKER.parents[1])
+                            cwd=WORKER.parents[2])
            for i in range(2)]
   outs = []
   try:

@@ -41,7 +41,7 @@ def test_on_eight_forced_cpu_devices():
   here = Path(__file__).resolve()
   proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
                          str(here)], env=env, capture_output=True, text=True, timeout=900,
-                        cwd=here.parents[1])
+                        cwd=here.parents[2])
   assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
   assert " passed" in proc.stdout and "failed" not in proc.stdout, proc.stdout[-2000:]
 

@@ -10,32 +10,7 @@ import jaxrank
 from jaxrank import numpy as jrn
 from jaxrank._host import batches, kernels
 
-# trec_eval name -> pytrec_eval measure family.
-PYTREC = {"map": "map", "ndcg": "ndcg", "ndcg_cut_10": "ndcg_cut", "P_5": "P", "P_20": "P",
-          "recall_10": "recall", "recip_rank": "recip_rank", "Rprec": "Rprec", "bpref": "bpref",
-          "set_F": "set", "set_P": "set", "set_recall": "set", "success_5": "success",
-          "map_cut_10": "map_cut", "num_rel": "num_rel", "num_ret": "num_ret",
-          "num_rel_ret": "num_rel_ret"}
-
-
-def random_trec(seed, queries=25):
-  """String ids (some with '#'), scores on a coarse grid (ties), grades -1..3, some queries
-  without judgments or without relevant documents, relevant documents missing from the run;
-  queries numbered without padding ('q9' sorts after 'q10') and given in shuffled order."""
-  rng = np.random.default_rng(seed)
-  name = lambda j: f"d#{j}" if j % 7 == 0 else f"doc{j}"  # noqa: E731
-  run, qrels = {}, {}
-  for qi in range(queries):
-    q = f"q{qi}"
-    docs = rng.choice(150, size=rng.integers(1, 50), replace=False)
-    run[q] = {name(j): float(np.round(rng.normal(), 1)) for j in docs}
-    if qi % 6 != 5:
-      judged = rng.choice(150, size=rng.integers(1, 40), replace=False)
-      top = 0 if qi % 6 == 4 else 3
-      qrels[q] = {name(j): int(rng.integers(-1, top + 1)) for j in judged}
-  qrels["only-in-qrels"] = {"x": 1}
-  shuffle = lambda d: {k: d[k] for k in rng.permutation(list(d))}  # noqa: E731
-  return shuffle(run), shuffle(qrels)
+from trec_runs import PYTREC, random_trec
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -331,7 +331,7 @@ def test_float64_checks_in_a_subprocess():
   here = Path(__file__).resolve().parent
   proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider",
                          str(here / "test_soft_x64.py")], env=env, capture_output=True,
-                        text=True, cwd=here.parent)
+                        text=True, cwd=here.parents[1])
   assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
   assert " passed" in proc.stdout and "skipped" not in proc.stdout, proc.stdout[-2000:]
 

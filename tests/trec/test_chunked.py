@@ -4,7 +4,6 @@ whole file prints, byte for byte (issue 11, "runs bigger than memory"); gzip and
 import gzip
 import io as stdio
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -15,9 +14,11 @@ from jaxrank._trec import chunked as _chunked
 from jaxrank._trec import table as _trec
 from jaxrank._trec import run as _run
 
-DATA = Path(__file__).parent / "data" / "trec_eval"
+import repo
 
-# trec_eval's own test cases (tests/test_trec_conformance.py); results.trunc interleaves its
+DATA = repo.DATA / "trec_eval"
+
+# trec_eval's own test cases (tests/trec/test_trec_conformance.py); results.trunc interleaves its
 # queries, so its lines are grouped by query first (trec_eval's output does not depend on it).
 CASES = {
     "out.test.aq": ["-m", "all_trec", "-q", "qrels.test", "results.test"],

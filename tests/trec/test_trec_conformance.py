@@ -7,14 +7,15 @@ trec_eval's Makefile; the files are trec_eval's own, shipped in tests/data/trec_
 README.md and LICENSE.md), so every clone runs these tests.
 """
 
-from pathlib import Path
 
 import pytest
 
 from jaxrank import cli
 from jaxrank._trec import table as _trec
 
-DATA = Path(__file__).resolve().parent / "data" / "trec_eval"
+import repo
+
+DATA = repo.DATA / "trec_eval"
 
 CASES = {
     "out.test": ["qrels.test", "results.test"],

@@ -9,7 +9,6 @@ import math
 import random
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,9 +18,11 @@ from jaxrank._host import scoring as _hostrank
 from jaxrank._trec import table as _trec
 from jaxrank._trec import run as _run
 from jaxrank import numpy as jrn
-from test_cli import run_cli, write
 
-DATA = Path(__file__).resolve().parent / "data" / "trec_eval"  # shipped with the tests
+import repo
+from cli_runs import run_cli, write
+
+DATA = repo.DATA / "trec_eval"  # shipped with the tests
 
 
 def values(out):
@@ -122,7 +123,7 @@ def test_every_value_equals_pytrec_evals_doubles(seed):
   (float32 arithmetic anywhere shows at 1e-8); iprec_at_recall and 11pt_avg equal a line-by-line
   port of trec_eval 10's loop (pytrec_eval has trec_eval 9's truncated recall levels)."""
   pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier not installed")
-  from test_numpy import random_trec
+  from trec_runs import random_trec
 
   run, qrels = random_trec(seed, queries=40)
   ref = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC_MEASURES)).evaluate(run)
@@ -353,7 +354,7 @@ def test_tie_policies_equal_their_resolved_order(policy, seed):
   """optimistic/pessimistic (resolved on the host, O(m log m)) equal ties="first" on the order
   that puts each tie group's relevant documents first (higher grades first) or last (lower
   grades first); relevant documents absent from the run stay unranked under every policy."""
-  from test_numpy import random_trec
+  from trec_runs import random_trec
   run, qrels = random_trec(seed, queries=30)
   sign = -1 if policy == "optimistic" else 1
 
@@ -473,7 +474,7 @@ class TestShuffledLines:
 
   @pytest.mark.parametrize("seed", [0, 1])
   def test_shuffled_dicts_give_the_same_values(self, seed):
-    from test_numpy import random_trec
+    from trec_runs import random_trec
     run, qrels = random_trec(seed, queries=30)
     rng = random.Random(seed)
     shuffled = lambda d: {k: d[k] for k in rng.sample(list(d), len(d))}  # noqa: E731
@@ -525,7 +526,7 @@ def test_measures_that_need_the_order_refuse_tie_aware_policies(ties):
 
 # ----------------------------------------------------------------------------------------------
 # trec_eval 10's dcg and ideal_dcg (m_ndcg.c; their lines on trec_eval's test files:
-# tests/test_trec_conformance.py).
+# tests/trec/test_trec_conformance.py).
 
 
 @pytest.mark.parametrize("ties", _trec.TIES)
