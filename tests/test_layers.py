@@ -48,11 +48,13 @@ RANKS = {
 _START = ("start-up: the command imports only the standard library until it has parsed its "
           "arguments and installed its Ctrl-C handler (exit_on_interrupt)")
 LOCAL = {
-    ("jaxrank.cli", "jaxrank._host.executables"): _START,
+    ("jaxrank.cli", "jaxrank._host.cache"): _START,
     ("jaxrank.cli", "jaxrank._trec.plan"): _START,
     ("jaxrank.cli", "jaxrank._trec.table"): _START,
     ("jaxrank.cli", "jaxrank.cli._compare"): _START,
     ("jaxrank.cli", "jaxrank.io"): _START,
+    ("jaxrank._host.scoring", "jaxrank._host.device"): "JAX only for the compiled kernel: a run "
+                                                       "scored on NumPy never imports it",
     ("jaxrank.state", "jaxrank.numpy"): "HostMetricState only: `jaxrank.MetricState` loads no "
                                         "NumPy face, TREC layer or io",
 }

@@ -24,6 +24,7 @@ from jaxrank._core import options as _options
 from jaxrank._core import table as _table
 from jaxrank._core.formulas import Options
 from jaxrank._core.ranks import Ranks
+from jaxrank._core.table import values_of
 
 
 def metric_list(metrics: Any) -> list[str]:
@@ -83,14 +84,10 @@ def rank_ties(ties: str) -> str:
 @functools.partial(jax.jit, static_argnames=("specs", "options"))
 def compute_ranks(ranks: Ranks, *, specs: tuple[tuple[str, int | None], ...],
                   options: Options) -> tuple[jax.Array, ...]:
-  """The internal entry point "these formulas on these Ranks": one jitted call per
-  ``(specs, options)``, each value finished by its empty-list policy (used by evaluate, the trec
-  path and linkpred)."""
-  out = []
-  for name, k in specs:
-    value, empty = _table.METRICS[name].formula(ranks, k, options)
-    out.append(_formulas.finish(value, empty, ranks, options))
-  return tuple(out)
+  """The internal entry point "these formulas on these Ranks" on JAX arrays: one jitted call
+  per ``(specs, options)`` of :func:`jaxrank._core.table.values_of` (used by evaluate, the trec
+  path's kernel and linkpred)."""
+  return values_of(ranks, specs=specs, options=options)
 
 
 @functools.partial(jax.jit, static_argnames=("specs", "options", "ties", "m", "method", "cut",

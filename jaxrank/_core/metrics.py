@@ -20,7 +20,6 @@ Example:
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -35,6 +34,7 @@ from jaxrank._core import options as _options
 from jaxrank._core import table as _table
 from jaxrank._core.compute import (DEFAULT_METRICS, check_used, compute, make_options,
                                    metric_list, metrics_second, skip_mean)
+from jaxrank._core.names import parse_metric
 from jaxrank._core.options import OPTIONS
 from jaxrank._core.ranks import Ranks
 
@@ -85,33 +85,6 @@ for _metric in _table.METRICS.values():
 del _metric
 
 __all__ = [*_table.NAMES, "evaluate", "mean", "parse_metric"]
-
-
-def parse_metric(name: str) -> tuple[str, int | None]:
-  """``"ndcg@10"`` -> ``("ndcg", 10)``; ``"map"`` -> ``("average_precision", None)``.
-
-  Example:
-    >>> import jaxrank
-    >>> jaxrank.parse_metric("mrr@10")
-    ('reciprocal_rank', 10)
-  """
-  if not isinstance(name, str):
-    raise TypeError(f"metric names must be strings, got {name!r}")
-  match = re.fullmatch(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*(?:@\s*(\S+))?\s*", name)
-  base = match.group(1).lower() if match else None
-  base = _table.ALIASES.get(base, base)
-  if base not in _table.METRICS:
-    known = ", ".join(list(_table.NAMES) + sorted(_table.ALIASES))
-    raise ValueError(f"unknown metric {name!r}; known names (each optionally with @k): {known}")
-  cut = match.group(2)
-  if cut is None:
-    return base, None
-  if not _table.METRICS[base].cutoff:
-    raise ValueError(f"metric {name!r}: {base} takes no cutoff (as trec_eval and ir_measures)")
-  if not re.fullmatch(r"[0-9]+", cut) or int(cut) <= 0:
-    raise ValueError(f"metric {name!r}: the cutoff after '@' must be a positive integer, "
-                     f"got {cut!r}")
-  return base, int(cut)
 
 
 def _resolve(name: str, where: str = "jaxrank.evaluate"):

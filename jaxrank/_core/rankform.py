@@ -81,3 +81,15 @@ class Ranks:
   def shape(self) -> tuple[int, ...]:
     """The leading (batch) shape: the shape of every per-list metric."""
     return tuple(self.num_items.shape)
+
+
+def bucket(count: int, cap: int | None = None) -> int:
+  """Rounds a count up to 1, 2, 3, 4, 6, 8, 12, 16, 24, ... (at most 1.5x), capped at ``cap``.
+
+  Few distinct slot counts means few compilations for a stream of differently sized inputs
+  (the rank core's slots here, and the host paths' slots: :mod:`jaxrank._host.batches`).
+  """
+  b = 1
+  while b < count:
+    b = b + max(1, b // 2) if b & (b - 1) == 0 else b * 4 // 3
+  return max(1, b if cap is None else min(b, cap))

@@ -62,7 +62,8 @@ from jaxrank._core import checks as _checks
 # Re-exported for the layers above. TIES is the dense tie policies of the rank core; not to be
 # confused with jaxrank.linkpred.TIES (link prediction's, "realistic" included) or the run tie
 # orders of jaxrank._trec ("trec" included).
-from jaxrank._core.rankform import POOLED, TIES, UNUSED, ZERO, Judgments, Ranks  # noqa: F401
+from jaxrank._core.rankform import (POOLED, TIES, UNUSED, ZERO, Judgments, Ranks,  # noqa: F401
+                                    bucket)
 
 # Ranks and Judgments are defined without JAX (jaxrank._core.rankform: the formulas also read
 # them on NumPy arrays); here they become pytrees, so they pass through jit, vmap and shard_map.
@@ -243,18 +244,6 @@ def exact_common_dtype(a, b) -> np.dtype | None:
 
 # ----------------------------------------------------------------------------------------------
 # Shared by the builders of every input form.
-
-
-def bucket(count: int, cap: int | None = None) -> int:
-  """Rounds a count up to 1, 2, 3, 4, 6, 8, 12, 16, 24, ... (at most 1.5x), capped at ``cap``.
-
-  Few distinct slot counts means few compilations for a stream of differently sized inputs
-  (the rank core's slots here, and the host paths' slots: :mod:`jaxrank._host.batches`).
-  """
-  b = 1
-  while b < count:
-    b = b + max(1, b // 2) if b & (b - 1) == 0 else b * 4 // 3
-  return max(1, b if cap is None else min(b, cap))
 
 
 def sparse_grades(relevant_ids: jax.Array, relevant_grades: ArrayLike | None) -> jax.Array:

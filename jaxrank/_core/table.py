@@ -7,7 +7,7 @@ link-prediction names, and its docstring (math and a runnable example). From :da
 
 * :mod:`jaxrank._core.metrics` builds the public functions, with exact signatures (only the options
   the metric reads) and these docstrings, and parses metric names (:data:`ALIASES`);
-* :func:`jaxrank._core.compute.compute_ranks` dispatches on the records' formulas,
+* :func:`values_of` (here) runs the records' formulas on Ranks,
   :mod:`jaxrank._soft.metrics` builds its soft functions from ``soft``,
   :mod:`jaxrank._trec.table` maps trec_eval measures to formulas (:data:`TREC`) and
   :mod:`jaxrank.linkpred` its metric names (:data:`LINKPRED`);
@@ -27,6 +27,8 @@ import dataclasses
 from collections.abc import Callable
 
 from jaxrank._core import formulas as _formulas
+from jaxrank._core.formulas import Options
+from jaxrank._core.rankform import Array, Ranks
 
 
 @dataclasses.dataclass(frozen=True)
@@ -309,6 +311,32 @@ TREC = {measure: m.name for m in _RECORDS for measure in m.trec}
 # jaxrank.linkpred's metric names -> the metric computing them.
 LINKPRED = {m.linkpred: m.name for m in _RECORDS if m.linkpred}
 SOFT = {m.soft: m.name for m in _RECORDS if m.soft}
+
+
+def values_of(ranks: Ranks, *, specs: tuple[tuple[str, int | None], ...],
+                  options: Options) -> tuple[Array, ...]:
+  """The formulas ``specs`` (``(name, k)`` pairs) on ``ranks``, each value finished by its
+  empty-list policy (:func:`jaxrank._core.formulas.finish`).
+
+  On Ranks of NumPy arrays it runs on the host in float64, without JAX (:mod:`jaxrank._core.xp`);
+  on JAX arrays inside a caller's ``jit`` (:func:`jaxrank._core.compute.compute_ranks`).
+
+  Example:
+    >>> import numpy as np
+    >>> from jaxrank._core import table as _table
+    >>> from jaxrank._core.options import make_options
+    >>> from jaxrank._core.rankform import Ranks
+    >>> r = Ranks(lo=np.array([[1, 3]]), hi=np.array([[1, 3]]), grades=np.array([[1.0, 1.0]]),
+    ...           num_items=np.array([4]), overflow=np.array([False]), size=4, resolved=True)
+    >>> [v.tolist() for v in _table.values_of(r, specs=(("average_precision", None),),
+    ...                                        options=make_options())]
+    [[0.8333333333333333]]
+  """
+  out = []
+  for name, k in specs:
+    value, empty = METRICS[name].formula(ranks, k, options)
+    out.append(_formulas.finish(value, empty, ranks, options))
+  return tuple(out)
 
 
 def reads_judgments(name: str) -> bool:

@@ -31,8 +31,9 @@ planted entry safe to load: only entries that nobody else can have written are r
 
 Entries are written atomically (a private temporary file, then a rename), so concurrent commands
 share a directory, and a crash while writing leaves the old entry or none; a directory that
-cannot be written costs nothing but the saving. Off (a plain call) until :func:`use_directory`
-names a directory.
+cannot be written costs nothing but the saving. Off (a plain call) until
+:func:`jaxrank._host.cache.use_directory` (where the directory's rules are checked) names a
+directory.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ import hashlib
 import json
 import os
 import stat
-import sys
 import tempfile
 from collections.abc import Callable
 from typing import Any, cast
@@ -49,9 +49,10 @@ from typing import Any, cast
 import jax
 import numpy as np
 
-_DIRECTORY: str | None = None
-_LOADED: dict[str, Any] = {}  # entry name -> executable (or _PLAIN), within this process
-_WARNED: list[str] = []  # the one warning this process printed
+from jaxrank._host import cache
+from jaxrank._host.cache import unsafe_owner_or_mode, warn
+
+_LOADED: dict[tuple[str, str], Any] = {}  # (directory, entry) -> executable or _PLAIN, this process
 
 MAGIC = b"jaxrank-xla\n"  # the first bytes of every entry
 FORMAT = 1  # the entry format's version, in its header
@@ -59,122 +60,6 @@ _DIGEST = 32  # bytes of the sha256 that follows the magic
 _PLAIN = "plain"  # an entry's kind: XLA could not serialize it, call the function as it is
 _EXECUTABLE = "executable"
 _SUFFIX = ".xla"
-
-
-def use_directory(path: str | None) -> bool:
-  """Keeps executables in ``path`` (created ``0700`` if needed); ``None`` turns it off.
-
-  Returns whether ``path`` is used: a directory that breaks the rules of the module docstring
-  prints one warning line and is not used, nor is one that cannot be created (silently).
-
-  Example:
-    >>> from jaxrank._host import executables as _executables
-    >>> _executables.use_directory(None)
-    False
-  """
-  global _DIRECTORY
-  _DIRECTORY = None
-  _LOADED.clear()
-  if path is None:
-    return False
-  path = os.path.abspath(path)
-  try:
-    reason = check_directory(path, follow=False)
-  except OSError:  # a read-only home, a file in the way: no cache, no error
-    return False
-  if reason is not None:
-    warn(f"cache directory {path}", reason)
-    return False
-  _DIRECTORY = path
-  return True
-
-
-_UID: int | None = os.getuid() if hasattr(os, "getuid") else None  # None: no owners (Windows)
-
-
-def check_directory(path: str, *, follow: bool = True) -> str | None:
-  """Creates the directory ``path`` (each missing directory ``0700``, whatever the umask) and
-  returns why it is unsafe for a cache, or ``None`` when it is safe: it must be owned by the
-  current user and not writable by its group or others; with ``follow=False`` it must not be a
-  symbolic link. Raises OSError when it cannot be created or is not a directory.
-
-  Example:
-    >>> import tempfile
-    >>> from jaxrank._host import executables as _executables
-    >>> with tempfile.TemporaryDirectory() as root:
-    ...   print(_executables.check_directory(os.path.join(root, "new", "cache")),
-    ...         oct(os.stat(os.path.join(root, "new")).st_mode & 0o777))
-    None 0o700
-  """
-  missing = []
-  top = os.path.abspath(path)
-  while not os.path.lexists(top):
-    missing.append(top)
-    parent = os.path.dirname(top)
-    if parent == top:
-      break
-    top = parent
-  for directory in reversed(missing):
-    try:
-      os.mkdir(directory, 0o700)
-    except FileExistsError:  # another command made it meanwhile: checked below as any other
-      continue
-    _private(directory)
-  st = os.lstat(path) if not follow else os.stat(path)
-  if stat.S_ISLNK(st.st_mode):
-    return "it is a symbolic link"
-  if not stat.S_ISDIR(st.st_mode):
-    raise NotADirectoryError(f"{path} is not a directory")
-  return unsafe_owner_or_mode(st)
-
-
-def _private(directory: str) -> None:
-  """Makes the directory just created ``0700`` (``mkdir``'s mode is cut by a umask like 0277),
-  through a descriptor that does not follow a symbolic link put there meanwhile."""
-  if _UID is None:
-    return
-  fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-  try:
-    if os.fstat(fd).st_uid == _UID:
-      os.fchmod(fd, 0o700)
-  finally:
-    os.close(fd)
-
-
-def unsafe_owner_or_mode(st: os.stat_result) -> str | None:
-  """Why a file or directory with the status ``st`` could have been written by someone other
-  than the current user, or ``None``: it must be owned by the user and not writable by its group
-  or others (not checked where the system has no user ids).
-
-  Example:
-    >>> import tempfile
-    >>> from jaxrank._host import executables as _executables
-    >>> with tempfile.TemporaryDirectory() as private:  # made 0700
-    ...   print(_executables.unsafe_owner_or_mode(os.stat(private)))
-    None
-  """
-  if _UID is None:
-    return None
-  if st.st_uid != _UID:
-    return f"it is owned by user {st.st_uid}, not by you (user {_UID})"
-  if st.st_mode & 0o022:
-    return (f"it is writable by its group or others (mode {stat.S_IMODE(st.st_mode):04o}; "
-            f"chmod go-w makes it usable)")
-  return None
-
-
-def warn(what: str, reason: str) -> None:
-  """Prints ``jaxrank: warning: not using WHAT: REASON; compiling without it`` on stderr, once
-  per process (the first problem found)."""
-  if _WARNED:
-    return
-  line = f"jaxrank: warning: not using {what}: {reason}; compiling without it\n"
-  _WARNED.append(line)
-  try:
-    sys.stderr.write(line)
-    sys.stderr.flush()
-  except (OSError, ValueError):
-    pass
 
 
 def _source_digest() -> str:
@@ -260,17 +145,19 @@ def call(fn: Callable, *args: Any, **static: Any) -> Any:
     >>> _executables.call(jax.jit(lambda x: x + 1), np.arange(3)).tolist()
     [1, 2, 3]
   """
-  if _DIRECTORY is None:
+  directory = cache.directory()
+  if directory is None:
     return fn(*args, **static)
+  cache.configure_jax()
   key = key_text(fn, args, static)
   name = hashlib.sha256(key.encode()).hexdigest() + _SUFFIX
-  exe = _LOADED.get(name)
+  exe = _LOADED.get((directory, name))
   if exe is None:
-    exe = _load(name, key)
+    exe = _load(directory, name, key)
     if exe is None:
       exe = _compile(fn, args, static)
-      _save(name, key, exe)
-    _LOADED[name] = exe
+      _save(directory, name, key, exe)
+    _LOADED[directory, name] = exe
   if exe is _PLAIN:  # XLA would not serialize it: JAX's own caches
     return fn(*args, **static)
   return exe(*args)
@@ -343,10 +230,10 @@ def decode(data: bytes, key: str) -> tuple | None:
   return (header["kind"], *parts)
 
 
-def _read(name: str) -> bytes | None:
+def _read(directory: str, name: str) -> bytes | None:
   """The bytes of the entry ``name`` if it is a regular file only the current user can have
   written; ``None`` (with the warning for anything unsafe) otherwise."""
-  path = os.path.join(cast(str, _DIRECTORY), name)  # call() reads only with a directory set
+  path = os.path.join(directory, name)
   flags = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
            | getattr(os, "O_BINARY", 0))
   try:
@@ -370,12 +257,12 @@ def _read(name: str) -> bytes | None:
     os.close(fd)
 
 
-def _load(name: str, key: str) -> Any:
+def _load(directory: str, name: str, key: str) -> Any:
   """The executable (or :data:`_PLAIN`) kept under ``name`` for ``key``; ``None`` for a miss."""
   from jax.experimental.serialize_executable import deserialize_and_load
 
   try:
-    data = _read(name)
+    data = _read(directory, name)
     entry = None if data is None else decode(data, key)
     if entry is None:
       return None
@@ -390,7 +277,7 @@ def _load(name: str, key: str) -> Any:
     return None
 
 
-def _save(name: str, key: str, exe: Any) -> None:
+def _save(directory: str, name: str, key: str, exe: Any) -> None:
   """Writes ``exe`` under ``name``; one XLA cannot serialize (in-process, a computation compiled
   before can make a later one unserializable) gets a plain entry instead, so later processes
   call the function as it is (JAX's persistent cache, no tracing saved) rather than compile it."""
@@ -404,14 +291,13 @@ def _save(name: str, key: str, exe: Any) -> None:
     except Exception:  # XLA: "... is not serializable"
       data = encode(key, _PLAIN)
     # mkstemp: a new file (O_EXCL, O_NOFOLLOW), mode 0600 whatever the umask
-    fd, tmp = tempfile.mkstemp(dir=_DIRECTORY, prefix=".tmp-", suffix=_SUFFIX)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=_SUFFIX)
     try:
       if hasattr(os, "fchmod"):
         os.fchmod(fd, 0o600)  # a umask like 0277 would leave 0400
       with os.fdopen(fd, "wb") as f:
         f.write(data)
-      # replaces a link or FIFO, not its target (call() saves only with a directory set)
-      os.replace(tmp, os.path.join(cast(str, _DIRECTORY), name))
+      os.replace(tmp, os.path.join(directory, name))  # replaces a link or FIFO, not its target
     except BaseException:
       os.unlink(tmp)
       raise

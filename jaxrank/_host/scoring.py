@@ -4,35 +4,60 @@ Both doors end here once the host ranker (:mod:`jaxrank._host.ranks`) has found 
 TREC path for every query, the NumPy door for lists with many relevant items and for ranked ids.
 :func:`score_ranks` pads the relevant items' slots into calls of few compiled shapes
 (:mod:`jaxrank._host.batches`), each list's slots in a canonical order
-(:func:`canonical_slots`), and runs the rank core's formulas in float64, like trec_eval.
+(:func:`canonical_slots`), and runs the rank core's formulas in float64, like trec_eval: on
+NumPy for inputs of up to :data:`HOST_SLOTS` slots (JAX is not even imported: a small run costs
+what the formulas cost), beyond in one compiled call per padded block
+(:mod:`jaxrank._host.device`). ``JAXRANK_SCORING=numpy`` or ``=jax`` forces one or the other.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
+import os
 from collections.abc import Callable
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-from jaxrank._core import compute as _compute
-from jaxrank._core import ranks as _ranks
 from jaxrank._core import table as _table
+from jaxrank._core.rankform import Judgments, Ranks, bucket
 from jaxrank._host import batches
-from jaxrank._host import executables as _executables
 from jaxrank._host.batches import ELEMENTS, MAX_ROWS, MIN_ELEMENTS
 from jaxrank._host.ranks import resolve_ties
 
+# Slots (relevant and judged items) up to which one call is scored on NumPy rather than by the
+# compiled kernel: below, importing JAX and loading a kernel cost more than the formulas; the
+# crossover measured by bench/bench_doors.py (bench/RESULTS.md).
+HOST_SLOTS = 4_000_000
+SCORING_ENV = "JAXRANK_SCORING"
 
-@functools.partial(jax.jit, static_argnames=("specs", "options", "size", "resolved"))
-def _kernel(lo, hi, grades, num_items, judged=None, *, specs, options, size, resolved):
-  ranks = _ranks.Ranks(lo=lo, hi=hi, grades=grades, num_items=num_items,
-                       overflow=jnp.zeros(num_items.shape, bool), size=size,
-                       resolved=resolved,
-                       judged=None if judged is None else _ranks.Judgments(*judged))
-  return _compute.compute_ranks(ranks, specs=specs, options=options)
+
+def backend(slots: int, environ: dict | None = None) -> str:
+  """``"numpy"`` or ``"jax"``: where a call of ``slots`` slots is scored (``$JAXRANK_SCORING``
+  ``numpy`` / ``jax`` forces one; unset or ``auto``: NumPy up to :data:`HOST_SLOTS`).
+
+  Example:
+    >>> from jaxrank._host import scoring
+    >>> scoring.backend(1_000, {}), scoring.backend(10**9, {})
+    ('numpy', 'jax')
+    >>> scoring.backend(10, {"JAXRANK_SCORING": "jax"})
+    'jax'
+  """
+  chosen = (os.environ if environ is None else environ).get(SCORING_ENV, "auto").strip().lower()
+  if chosen in ("numpy", "jax"):
+    return chosen
+  if chosen not in ("", "auto"):
+    raise ValueError(f"${SCORING_ENV} must be auto, numpy or jax, got {chosen!r}")
+  return "numpy" if slots <= HOST_SLOTS else "jax"
+
+
+def _on_host(lo, hi, grades, num_items, judged, *, specs, options, size, resolved):
+  """:func:`jaxrank._host.device.score` on NumPy: the same formulas, float64, no JAX."""
+  ranks = Ranks(lo=lo, hi=hi, grades=grades, num_items=num_items,
+                overflow=np.zeros(num_items.shape, bool), size=size, resolved=resolved,
+                judged=None if judged is None else Judgments(*judged))
+  with np.errstate(all="ignore"):  # the formulas mask inf * 0 and 0 / 0, as under jit
+    out = _table.values_of(ranks, specs=specs, options=options)
+  return [np.asarray(v, np.float64) for v in out]
 
 
 def _padded_slots(lists, first, base, lo, hi, values, rows, nslots, size, dtype):
@@ -82,7 +107,8 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
   of at most ``chunk`` lists and about :data:`~jaxrank._host.batches.ELEMENTS` padded slots,
   padded as :mod:`jaxrank._host.batches` says (few compilations); each list's slots are in a
   canonical order (by rank, then grade), so a value depends on the data only, not on the order
-  of the input lines. The kernel runs in JAX's x64 mode, so values are float64 like trec_eval's.
+  of the input lines. Values are float64 like trec_eval's, on NumPy or from the compiled kernel
+  in JAX's x64 mode (:func:`backend`).
 
   ``judged``: ``(list, lo, hi, kind)`` of the judged items that are not relevant slots
   (:class:`jaxrank._core.ranks.Judgments` kinds ``ZERO``/``POOLED``; ``lo == 0``: not ranked), for
@@ -105,16 +131,23 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
       n_lists, rel_list, rel_lo, rel_hi, rel_grade)
   outs: list[list[np.ndarray]] = [[] for _ in specs]
   width = slots if judged is None else slots + j_slots
+  on_host = backend(int(width.sum())) == "numpy"
+  if on_host:
+    score = _on_host
+  else:
+    from jaxrank._host import device  # JAX is imported only for the compiled kernel
+
+    score = device.score
   for lo_list, hi_list in batches.blocks(np.maximum(width, 8), ELEMENTS, chunk):
     rows = hi_list - lo_list
-    nslots = _ranks.bucket(max(int(slots[lo_list:hi_list].max()), 8))
-    nb = batches.pow2(rows, max(1, MIN_ELEMENTS // nslots))
+    nslots = bucket(max(int(slots[lo_list:hi_list].max()), 8))
+    nb = rows if on_host else batches.pow2(rows, max(1, MIN_ELEMENTS // nslots))
     size = batches.pow2(int(length[lo_list:hi_list].max()), 16)
     a, b = rel_first[lo_list], rel_first[hi_list]
     zslots = 0
     if judged is not None:
-      zslots = _ranks.bucket(max(int(j_slots[lo_list:hi_list].max()), 1))
-    if shapes is not None:
+      zslots = bucket(max(int(j_slots[lo_list:hi_list].max()), 1))
+    if shapes is not None and not on_host:  # the same compiled shape for every chunk of a run
       nb, nslots, zslots = _reused(shapes, (nb, nslots, zslots, size))
     lo, hi, grades = _padded_slots(rel_list[a:b], rel_first, lo_list, rel_lo[a:b], rel_hi[a:b],
                                    rel_grade[a:b], nb, nslots, size, np.float32)
@@ -125,11 +158,10 @@ def score_ranks(n_lists: int, length: np.ndarray, num_items: np.ndarray, rel_lis
                             nb, zslots, size, np.int8)
     items = np.zeros(nb, np.int32)
     items[:rows] = num_items[lo_list:hi_list]
-    with jax.enable_x64(True):  # float64 formulas: means print as trec_eval's doubles do
-      out = _executables.call(_kernel, lo, hi, grades, items, extra, specs=specs,
-                              options=options, size=size, resolved=resolved)
-      for acc, v in zip(outs, out):
-        acc.append(np.asarray(v, np.float64)[:rows])
+    out = score(lo, hi, grades, items, extra, specs=specs, options=options, size=size,
+                resolved=resolved)
+    for acc, v in zip(outs, out):
+      acc.append(v[:rows])
     if progress is not None:
       progress(hi_list, n_lists)
   if n_lists == 0:

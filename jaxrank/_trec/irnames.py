@@ -16,7 +16,7 @@ from typing import Any, cast
 import numpy as np
 
 from jaxrank import io
-from jaxrank._core import metrics as _metrics
+from jaxrank._core.names import parse_metric
 from jaxrank._core import options as _options
 from jaxrank._core.irnames import Target, available, map_grades, not_in_core, parse
 from jaxrank._trec import run as _run
@@ -32,7 +32,7 @@ def is_jaxrank_name(name: str) -> bool:
     (True, False)
   """
   try:
-    _metrics.parse_metric(name)
+    parse_metric(name)
   except (ValueError, TypeError):
     return False
   return True
@@ -43,7 +43,7 @@ def run_target(name: str, threshold: int, where: str) -> Target:
   (``"ndcg@10"``, ``"mrr"``: the rank core with the call's options)."""
   target = parse(name)
   if target is None:
-    core, k = _metrics.parse_metric(name)
+    core, k = parse_metric(name)
     return Target(name=name, measure=core, core=core, k=k, threshold=threshold)
   if target.trec is None and not available(target):
     raise not_in_core(target, where)

@@ -26,9 +26,9 @@ from typing import cast
 
 import numpy as np
 
-from jaxrank._core import compute as _compute
 from jaxrank._core import checks as _checks
-from jaxrank._core import ranks as _ranks
+from jaxrank._core import options as _options
+from jaxrank._core.rankform import POOLED, ZERO
 from jaxrank._host import batches, scoring
 from jaxrank._host import ranks as _hostranks
 from jaxrank._trec import calc
@@ -135,7 +135,7 @@ def evaluate_requests(run: Run, qrels: Qrels, requests: Sequence[Request], *,
   grades, item_of_j = _judgments_in_rank_order(queries, docs, ranked)
   specs = table.core_specs(requests) + tuple(core_specs)
   if specs:
-    options = options or _compute.make_options(threshold=threshold,
+    options = options or _options.make_options(threshold=threshold,
                                                 ties="first" if ordered else ties)
   core_values = _core_values(specs, queries, ranked, item_of_j, options=options,
                              resolved=ordered, chunk=chunk, progress=progress, shapes=shapes)
@@ -318,7 +318,7 @@ def _core_values(specs: tuple, queries: _Queries, ranked: _Ranked, item_of_j: np
     j_lo, j_hi = np.zeros(j_item.size, np.int64), np.zeros(j_item.size, np.int64)
     got = j_item >= 0
     j_lo[got], j_hi[got] = ranked.lo[j_item[got]], ranked.hi[j_item[got]]
-    kind = np.where(jrel[other] < 0, _ranks.POOLED, _ranks.ZERO).astype(np.int8)
+    kind = np.where(jrel[other] < 0, POOLED, ZERO).astype(np.int8)
     judged = (jq[other], j_lo, j_hi, kind)
   out = scoring.score_ranks(nq, counts + extra, counts, jq[positive], rel_lo, rel_hi,
                             jrel[positive], specs, options, resolved=resolved, chunk=chunk,

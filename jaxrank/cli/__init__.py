@@ -204,8 +204,9 @@ class _Parser(argparse.ArgumentParser):
     self.exit(2, f"jaxrank: error: {message} (see `{self.prog} --help`)\n")
 
 
-def _parser() -> argparse.ArgumentParser:
-  from jaxrank.cli import _compare
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+  """The command's parser; for ``command="evaluate"`` without ``jaxrank compare``, whose
+  arguments take their vocabularies from :mod:`jaxrank.stats`, which imports JAX."""
   from jaxrank._trec import table as _trec
 
   top = _Parser(prog="jaxrank", description="Ranking evaluation on jaxrank's rank core.")
@@ -253,8 +254,16 @@ def _parser() -> argparse.ArgumentParser:
   ev.add_argument("--no-cache", action="store_true",
                   help=f"do not use the persistent compilation cache ({CACHE_ENV}=off does the "
                   f"same; {CACHE_ENV}=DIR moves it)")
-  _compare.add_parser(sub)  # `jaxrank compare`: runs compared with significance tests
+  if command != "evaluate":
+    from jaxrank.cli import _compare
+
+    _compare.add_parser(sub)  # `jaxrank compare`: runs compared with significance tests
   return top
+
+
+def _command_of(argv: list[str]) -> str | None:
+  """The subcommand ``argv`` names (its first word that is not an option), if any."""
+  return next((a for a in argv if not a.startswith("-")), None)
 
 
 CACHE_ENV = "JAXRANK_CACHE"
@@ -298,14 +307,15 @@ def _use_compilation_cache(path: str | None) -> bool:
   can have written to it: ``path`` (which may be a symbolic link to it) and ``executables/`` must
   be directories owned by the current user and not writable by its group or others (each one
   created here is ``0700``), ``executables/`` not a symbolic link, and JAX's entries in ``path``
-  regular files of the user's (see :mod:`jaxrank._host.executables` for its own entries). Otherwise one
-  warning line, and the command compiles as if it had no cache."""
+  regular files of the user's (see :mod:`jaxrank._host.executables` for its own entries).
+  Otherwise one warning line, and the command compiles as if it had no cache. JAX is configured
+  when it is first used (:mod:`jaxrank._host.cache`): a run scored on the host never imports it."""
   if path is None:
     return False
-  from jaxrank._host import executables as _executables
+  from jaxrank._host import cache
 
   try:
-    reason = _executables.check_directory(path)
+    reason = cache.check_directory(path)
     real = os.path.realpath(path)
     reason = reason or _unsafe_jax_entry(real)
     if reason is None and not os.access(real, os.W_OK | os.X_OK):
@@ -313,15 +323,11 @@ def _use_compilation_cache(path: str | None) -> bool:
   except OSError:
     return False
   if reason is not None:
-    _executables.warn(f"cache directory {path}", reason)
+    cache.warn(f"cache directory {path}", reason)
     return False
-  if not _executables.use_directory(os.path.join(real, "executables")):
+  if not cache.use_directory(os.path.join(real, "executables")):
     return False
-  import jax
-
-  jax.config.update("jax_compilation_cache_dir", real)
-  jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-  jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+  cache.use_jax_cache(real)
   return True
 
 
@@ -333,7 +339,7 @@ def _unsafe_jax_entry(path: str) -> str | None:
   by someone else (JAX follows symbolic links and blocks on a FIFO), or ``None``. JAX writes its
   entries with the umask's mode: a group-writable one is fine where nobody else can enter
   ``path``."""
-  from jaxrank._host import executables as _executables
+  from jaxrank._host import cache
 
   closed = not os.stat(path).st_mode & 0o011  # nobody else can reach the files inside
   with os.scandir(path) as entries:
@@ -345,7 +351,7 @@ def _unsafe_jax_entry(path: str) -> str | None:
         return f"its entry {entry.name} is a symbolic link"
       if not stat.S_ISREG(st.st_mode):
         return f"its entry {entry.name} is not a regular file"
-      reason = _executables.unsafe_owner_or_mode(st)
+      reason = cache.unsafe_owner_or_mode(st)
       if reason is not None and not (closed and st.st_uid == os.getuid()):
         return f"its entry {entry.name}: {reason}"
   return None
@@ -483,7 +489,8 @@ def main(argv: list[str] | None = None) -> int:
     exit_on_interrupt()
   try:
     try:
-      args = _parser().parse_args(argv)
+      words = sys.argv[1:] if argv is None else argv
+      args = _parser(_command_of(words)).parse_args(words)
     except SystemExit as e:  # --help, --version (printed on stdout), or a usage error (stderr)
       if not e.code and sys.stdout is not None and not _flushed():
         return 1  # (with stdout closed, argparse has printed the help on stderr)
@@ -494,8 +501,10 @@ def main(argv: list[str] | None = None) -> int:
     if is_command() and not getattr(args, "no_cache", False):
       _use_compilation_cache(cache_dir())
     if args.command == "compare":
+      from jaxrank._host import cache
       from jaxrank.cli import _compare
 
+      cache.configure_jax()  # _compare has imported JAX
       text = _compare.command(args)
     else:
       text = evaluate_command(args)

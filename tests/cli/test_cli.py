@@ -282,8 +282,10 @@ def test_summary_lines_match_pytrec_eval(capsys, tmp_path, seed):
 
 
 def _command(env_extra, *args):
+  """`jaxrank evaluate --example -m map ARGS` in a new process, scored by the compiled kernel
+  (which the cache is for: the example alone is scored on the host, without JAX)."""
   import os
-  env = dict(os.environ, **env_extra)
+  env = dict(os.environ, JAXRANK_SCORING="jax", **env_extra)
   return subprocess.run([sys.executable, "-m", "jaxrank.cli", "evaluate", "--example", "-m", "map",
                          *args], capture_output=True, text=True, env=env, timeout=300)
 

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxrank._host import cache as _cache
 from jaxrank._host import executables as _executables
 
 
@@ -32,11 +33,11 @@ def _reference(x, scale):
 
 @pytest.fixture
 def directory(tmp_path):
-  _executables._WARNED.clear()
-  assert _executables.use_directory(str(tmp_path / "exe"))
+  _cache._WARNED.clear()
+  assert _cache.use_directory(str(tmp_path / "exe"))
   yield tmp_path / "exe"
-  _executables.use_directory(None)
-  _executables._WARNED.clear()
+  _cache.use_directory(None)
+  _cache._WARNED.clear()
 
 
 def test_off_is_a_plain_call():
@@ -79,7 +80,7 @@ def test_damaged_or_unwritable_costs_time_never_a_result(directory, tmp_path):
   np.testing.assert_array_equal(_executables.call(_kernel, x, scale=1), expected)
   blocked = tmp_path / "file"
   blocked.write_text("")
-  assert not _executables.use_directory(str(blocked / "exe"))  # cannot be created: silently
+  assert not _cache.use_directory(str(blocked / "exe"))  # cannot be created: silently
   np.testing.assert_array_equal(_executables.call(_kernel, x, scale=1), expected)
 
 
@@ -106,8 +107,9 @@ def test_an_executable_from_another_process_runs(directory):
       "import sys, numpy as np, jax; sys.path.insert(0, sys.argv[2]);"
       "jax.config.update('jax_compilation_cache_dir', sys.argv[1] + '-jax');"
       "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0.0);"
-      "from jaxrank._host import executables as _executables; from test_executables import _kernel;"
-      "_executables.use_directory(sys.argv[1]);"
+      "from jaxrank._host import cache as _cache, executables as _executables;"
+      "from test_executables import _kernel;"
+      "_cache.use_directory(sys.argv[1]);"
       "print(_executables.call(_kernel, np.array([3.0, 1.0, 2.0]), scale=2).tolist())")
   runs = [subprocess.run([sys.executable, "-c", code, str(directory), os.path.dirname(__file__)],
                          capture_output=True, text=True, timeout=300) for _ in range(3)]
@@ -184,7 +186,7 @@ def test_a_directory_someone_else_can_write_is_not_used(directory, tmp_path, cap
       pytest.skip("chown to another user needs root")
     os.chown(directory, OTHER_UID, -1)
   capsys.readouterr()
-  assert not _executables.use_directory(str(path))
+  assert not _cache.use_directory(str(path))
   np.testing.assert_array_equal(_executables.call(_kernel, x, scale=2), _reference(x, 2))
   np.testing.assert_array_equal(_executables.call(_kernel, x, scale=3), _reference(x, 3))
   assert not marker.exists()
@@ -233,20 +235,20 @@ def test_an_entry_someone_else_can_write_is_skipped(directory, tmp_path, capsys,
 
 @pytest.mark.parametrize("umask", [0o000, 0o022, 0o277])
 def test_directories_are_made_private_whatever_the_umask(tmp_path, umask):
-  _executables._WARNED.clear()
+  _cache._WARNED.clear()
   before = os.umask(umask)
   try:
-    assert _executables.use_directory(str(tmp_path / "a" / "b" / "exe"))
+    assert _cache.use_directory(str(tmp_path / "a" / "b" / "exe"))
     x = _fresh()
     np.testing.assert_array_equal(_executables.call(_kernel, x, scale=1), _reference(x, 1))
   finally:
     os.umask(before)
-    _executables.use_directory(None)
+    _cache.use_directory(None)
   for path in (tmp_path / "a", tmp_path / "a" / "b", tmp_path / "a" / "b" / "exe"):
     assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
   (entry,) = (tmp_path / "a" / "b" / "exe").iterdir()
   assert stat.S_IMODE(entry.stat().st_mode) == 0o600
-  assert not _executables._WARNED
+  assert not _cache._WARNED
 
 
 def test_every_flipped_bit_and_every_other_key_is_a_miss(directory):
@@ -313,7 +315,7 @@ def test_jax_cache_with_an_entry_someone_else_can_write_is_not_used(tmp_path, ca
       pytest.skip("chown to another user needs root")
     else:
       os.chown(entry, OTHER_UID, -1)
-  _executables._WARNED.clear()
+  _cache._WARNED.clear()
   try:
     assert not cli._use_compilation_cache(str(root))
     (line,) = _warnings(capsys.readouterr().err)
@@ -326,27 +328,29 @@ def test_jax_cache_with_an_entry_someone_else_can_write_is_not_used(tmp_path, ca
       root.chmod(0o700)
       assert cli._unsafe_jax_entry(str(root)) is None
   finally:
-    _executables._WARNED.clear()
+    _cache._WARNED.clear()
 
 
 def test_the_cache_root_may_be_a_link_to_a_private_directory(tmp_path):
   real = tmp_path / "real"
   real.mkdir(mode=0o700)
   (tmp_path / "link").symlink_to(real)
-  assert _executables.check_directory(str(tmp_path / "link")) is None
-  assert _executables.check_directory(str(tmp_path / "link"), follow=False) == (
+  assert _cache.check_directory(str(tmp_path / "link")) is None
+  assert _cache.check_directory(str(tmp_path / "link"), follow=False) == (
       "it is a symbolic link")
   real.chmod(0o777)
-  assert "writable by its group or others" in _executables.check_directory(str(tmp_path / "link"))
+  assert "writable by its group or others" in _cache.check_directory(str(tmp_path / "link"))
   (tmp_path / "file").write_text("")
   with pytest.raises(OSError):  # not a directory: no cache, silently
-    _executables.check_directory(str(tmp_path / "file"))
+    _cache.check_directory(str(tmp_path / "file"))
 
 
 # --- the command: a planted, linked, blocking, damaged or swapped entry -------------------------
 
 def _evaluate(env_extra, *measures, umask=None, timeout=120):
-  env = dict(os.environ, **env_extra)
+  """`jaxrank evaluate --example -m MEASURE...` in a new process, scored by the compiled kernel
+  (the example is small enough for the host's NumPy scoring, which keeps no executable)."""
+  env = dict(os.environ, JAXRANK_SCORING="jax", **env_extra)
   args = [a for m in measures or ("map",) for a in ("-m", m)]
   return subprocess.run([sys.executable, "-m", "jaxrank.cli", "evaluate", "--example", *args],
                         capture_output=True, text=True, env=env, timeout=timeout,
@@ -429,6 +433,7 @@ def test_the_command_makes_its_cache_private_under_umask_000(tmp_path, learned):
 
 _FLIPS = """
 import contextlib, io, json, os, random, sys
+os.environ["JAXRANK_SCORING"] = "jax"  # the compiled kernel, which keeps executables
 from jax.experimental import serialize_executable
 from jaxrank import cli
 from jaxrank._host import executables as _executables
