@@ -23,10 +23,10 @@ PUBLIC = {
         "score_entropy serendipity soft_average_precision soft_average_precision_loss soft_dcg "
         "soft_hit_rate soft_ndcg soft_ndcg_loss soft_precision soft_ranks soft_recall "
         "soft_reciprocal_rank soft_reciprocal_rank_loss soft_sort stats top_k_ids user_bias"),
-    "jaxrank.numpy": "DEFAULT_METRICS evaluate evaluate_ranked evaluate_run",
+    "jaxrank.numpy": "DEFAULT_METRICS evaluate evaluate_ranked evaluate_run evaluate_runs",
     "jaxrank.io": (
         "Ids Qrels Run ScatteredQueryError TrecFormatError as_qrels as_run iter_run_chunks "
-        "qrels_from_frame qrels_to_frame read_qrels read_run run_from_frame run_to_frame "
+        "qrels_from_frame qrels_to_frame read_qrels read_run read_runs run_from_frame run_to_frame "
         "write_qrels write_run"),
     "jaxrank.stats": (
         "ALTERNATIVES CI_METHODS CORRECTIONS Interval MISSING PVALUES Pairwise PerQuery TESTS "

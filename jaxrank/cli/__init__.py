@@ -221,8 +221,10 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
       epilog=_trec.describe(), formatter_class=argparse.RawDescriptionHelpFormatter)
   ev.add_argument("qrels", nargs="?", help="qrels file (qid iter docid rel); - for stdin; "
                   "gzip is read as such")
-  ev.add_argument("run", nargs="?", help="run file (qid Q0 docid rank score tag); - for stdin; "
-                  "gzip is read as such")
+  ev.add_argument("runs", nargs="*", metavar="RUN",
+                  help="run file(s) (qid Q0 docid rank score tag); - for stdin; gzip is read as "
+                  "such. Several runs: one process, the qrels read once, each output line (row) "
+                  "led by its run")
   ev.add_argument("--example", action="store_true",
                   help="use the example qrels and run shipped with jaxrank")
   ev.add_argument("-m", "--measure", action="append", metavar="MEASURE",
@@ -398,12 +400,50 @@ def _render(result, fmt: str, per_query: bool) -> str:
              for i in range(len(cols) - 1)]
     total = _number(n, result.summary[n], result.integer) if n in result.summary else ""
     table_rows.append([n] + cells + [total])
-  widths = [max(len(str(c)) for c in col) for col in zip(["measure"] + cols, *table_rows)]
-  fmt_row = lambda cells: "| " + " | ".join(  # noqa: E731
-      (str(c).ljust(w) if j == 0 else str(c).rjust(w)) for j, (c, w) in enumerate(
-          zip(cells, widths))) + " |"
-  sep = "|" + "|".join("-" * (w + 1) + (":" if j else "-") for j, w in enumerate(widths)) + "|"
-  return "\n".join([fmt_row(["measure"] + cols), sep] + [fmt_row(r) for r in table_rows]) + "\n"
+  return _markdown(["measure"] + cols, table_rows)
+
+
+def _render_runs(results: list, fmt: str, per_query: bool) -> str:
+  """Several runs' outputs in one format, each line (row, object) led by its run: trec_eval's
+  lines with the run first (``RUN<TAB>measure<TAB>qid<TAB>value``), csv with a ``run`` column,
+  json as ``{run: {...}}``, the table with a ``run`` column."""
+  if fmt == "trec":
+    return "".join(f"{run}\t{line}" for run, result in results
+                   for line in _render(result, fmt, per_query).splitlines(True))
+  if fmt == "csv":
+    return "run,measure,qid,value\n" + "".join(
+        f"{_csv(run)},{line}" for run, result in results
+        for line in _render(result, fmt, per_query).splitlines(True)[1:])
+  if fmt == "json":
+    return json.dumps({run: json.loads(_render(result, fmt, per_query))
+                       for run, result in results}, indent=2) + "\n"
+  columns = list(dict.fromkeys(q for _, result in results
+                               for q in (result.qids if per_query else [])))
+  header, rows = ["run", "measure", *columns, "all"], []
+  for run, result in results:
+    place = {q: i for i, q in enumerate(result.qids)}
+    shown = set(result.per_query) if per_query else set()
+    for n in result.names:
+      if n not in result.summary and n not in shown:
+        continue
+      cells = [_number(n, result.per_query[n][place[q]], result.integer)
+               if n in shown and q in place else "" for q in columns]
+      total = _number(n, result.summary[n], result.integer) if n in result.summary else ""
+      rows.append([run, n, *cells, total])
+  return _markdown(header, rows, text_columns=2)
+
+
+def _markdown(header: list[str], rows: list[list[str]], text_columns: int = 1) -> str:
+  """A markdown table: the first ``text_columns`` left-aligned, the others right-aligned."""
+  widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+
+  def line(cells: list[str]) -> str:
+    return "| " + " | ".join(str(c).ljust(w) if j < text_columns else str(c).rjust(w)
+                             for j, (c, w) in enumerate(zip(cells, widths))) + " |"
+
+  sep = "|" + "|".join("-" * (w + 1) + ("-" if j < text_columns else ":")
+                       for j, w in enumerate(widths)) + "|"
+  return "\n".join([line(header), sep] + [line(r) for r in rows]) + "\n"
 
 
 def _csv(text: str) -> str:
@@ -426,14 +466,19 @@ def evaluate_command(args: argparse.Namespace) -> str:
   from jaxrank._trec import table as _trec
 
   if args.example:
-    if args.qrels or args.run:
+    if args.qrels or args.runs:
       raise ValueError("--example replaces QRELS and RUN; give one or the other")
-    args.qrels, args.run = example_paths()
-  elif not (args.qrels and args.run):
+    args.qrels, example_run = example_paths()
+    args.runs = [example_run]
+  elif not (args.qrels and args.runs):
     raise ValueError("give QRELS and RUN files (or --example)")
-  if args.qrels == args.run == "-":
+  if args.qrels == "-" and args.runs == ["-"]:
     raise ValueError("QRELS and RUN cannot both be standard input ('-'); give one as a file")
-  check_stdin({"QRELS": args.qrels, "RUN": args.run})
+  if len(set(args.runs)) < len(args.runs):
+    twice = next(r for r in args.runs if args.runs.count(r) > 1)
+    raise ValueError(f"RUN {twice} is given twice: each run is evaluated once")
+  labels = ["RUN"] if len(args.runs) == 1 else [f"RUN {r}" for r in args.runs]
+  check_stdin({"QRELS": args.qrels, **dict(zip(labels, args.runs))})
   if args.chunk_lines is not None and args.chunk_lines < 0:
     raise ValueError(f"--chunk-lines must be a positive number of lines (or 0: the whole run), "
                      f"got {args.chunk_lines}")
@@ -441,38 +486,45 @@ def evaluate_command(args: argparse.Namespace) -> str:
   specs = args.measure or ["official"]
   trec_specs, names = _plan.split_specs(specs)  # trec_eval's measures; ir_measures', jaxrank's
   requests = _trec.parse_measures(trec_specs) if trec_specs else []
-  size = _file_size(args.run)
-  chunks = _plan.chunking(names, asked=args.chunk_lines, size=size, auto_size=AUTO_CHUNK_BYTES,
-                          auto_rows=AUTO_CHUNK_LINES, what="--chunk-lines")
   if "all_trec" in specs:
     _say("jaxrank: note: all_trec without the trec_eval measures jaxrank does not "
          f"compute: {', '.join(_trec.UNSUPPORTED)}\n")
   progress = _Progress()
 
-  def read() -> io.Run:
-    progress.note(f"reading {args.run}")
-    return io.read_run(args.run)
+  def evaluate(path: str):
+    size = _file_size(path)
+    chunks = _plan.chunking(names, asked=args.chunk_lines, size=size,
+                            auto_size=AUTO_CHUNK_BYTES, auto_rows=AUTO_CHUNK_LINES,
+                            what="--chunk-lines")
 
-  def read_chunks(judged: bool, lines: int):
-    if judged:  # a file: its judged documents first (io.iter_judged_run_chunks)
-      return io.iter_judged_run_chunks(args.run, qrels, max_lines=lines)
-    return io.iter_run_chunks(args.run, max_lines=lines)
+    def read() -> io.Run:
+      progress.note(f"reading {path}")
+      return io.read_run(path)
+
+    def read_chunks(judged: bool, lines: int):
+      if judged:  # a file: its judged documents first (io.iter_judged_run_chunks)
+        return io.iter_judged_run_chunks(path, qrels, max_lines=lines)
+      return io.iter_run_chunks(path, max_lines=lines)
+
+    auto = chunks is not None and chunks.auto
+    return _plan.evaluate_run(
+        requests, names, qrels, chunks=chunks, read=read, read_chunks=read_chunks,
+        rereadable=bool(size), after_judged="whole" if auto else "chunks",
+        fallback=lambda: progress.note(f"reading {path} whole"),
+        chunk_progress=lambda n: progress.note(f"evaluating {path}: {n:,} lines"),
+        progress=progress, where="`jaxrank evaluate`", ties=args.ties, float32=args.float32,
+        max_docs=args.max_docs, complete=args.complete, threshold=args.level,
+        sources=(path, args.qrels))
 
   try:
     progress.note(f"reading {args.qrels}")
     qrels = io.read_qrels(args.qrels)
-    auto = chunks is not None and chunks.auto
-    result = _plan.evaluate_run(
-        requests, names, qrels, chunks=chunks, read=read, read_chunks=read_chunks,
-        rereadable=bool(size), after_judged="whole" if auto else "chunks",
-        fallback=lambda: progress.note(f"reading {args.run} whole"),
-        chunk_progress=lambda n: progress.note(f"evaluating {args.run}: {n:,} lines"),
-        progress=progress, where="`jaxrank evaluate`", ties=args.ties, float32=args.float32,
-        max_docs=args.max_docs, complete=args.complete, threshold=args.level,
-        sources=(args.run, args.qrels))
+    results = [(path, evaluate(path)) for path in args.runs]
   finally:
     progress.close()
-  return _render(result, args.format, args.per_query)
+  if len(results) == 1:
+    return _render(results[0][1], args.format, args.per_query)
+  return _render_runs(results, args.format, args.per_query)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -68,6 +68,7 @@ from jaxrank.io._frames import run_to_frame
 from jaxrank.io._ids import Ids
 from jaxrank.io._reader import read_qrels
 from jaxrank.io._reader import read_run
+from jaxrank.io._reader import read_runs
 from jaxrank.io._writer import write_qrels
 from jaxrank.io._writer import write_run
 
@@ -92,6 +93,7 @@ __all__ = [
     "qrels_to_frame",
     "read_qrels",
     "read_run",
+    "read_runs",
     "run_from_frame",
     "run_to_frame",
     "write_qrels",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Mapping, Sequence
 from io import BytesIO
 
 import numpy as np
@@ -142,6 +143,37 @@ def read_run(path: PathLike | bytes, *, name: str | None = None) -> Run:
     (['d#1', 'd2'], [0, 1], [2.5, 1.5], 'bm25')
   """
   return _read(path, name, RUN).run()
+
+
+def read_runs(paths: Sequence[PathLike] | Mapping[str, PathLike | bytes]) -> dict[str, Run]:
+  """Reads several run files (a sweep, the systems of a track), each by :func:`read_run`.
+
+  Args:
+    paths: run file paths, each keyed by its path as given (``os.fspath``), or a ``{name:
+      path or bytes}`` mapping; ``"-"`` (standard input) at most once.
+
+  Returns:
+    ``{name: Run}`` in the order given, for :func:`jaxrank.numpy.evaluate_runs`.
+
+  Example:
+    >>> from jaxrank import io
+    >>> runs = io.read_runs({"bm25": b"q1 Q0 d1 1 2.5 bm25\\n", "dense": b"q1 Q0 d2 1 0.9 e5\\n"})
+    >>> {name: (run.docid_vocab.tolist(), run.tag) for name, run in runs.items()}
+    {'bm25': (['d1'], 'bm25'), 'dense': (['d2'], 'e5')}
+  """
+  if isinstance(paths, (str, bytes, os.PathLike)):
+    raise TypeError(f"paths must be a list of run files or a {{name: path}} mapping, got "
+                    f"{type(paths).__name__} {paths!r}: for one run use read_run")
+  named = list(paths.items()) if isinstance(paths, Mapping) else [
+      (os.fspath(p), p) for p in paths]
+  names = [name for name, _ in named]
+  twice = sorted({n for n in names if names.count(n) > 1})
+  if twice:
+    raise ValueError(f"paths: each run must have its own name, got {twice[0]!r} twice")
+  if sum(isinstance(p, str) and p == "-" for _, p in named) > 1:
+    raise ValueError("paths: standard input ('-') can be read only once")
+  return {name: read_run(path, name=name if isinstance(path, bytes) else None)
+          for name, path in named}
 
 
 def read_qrels(path: PathLike | bytes, *, name: str | None = None) -> Qrels:

@@ -1,6 +1,6 @@
 """``jaxrank.numpy``: the same metrics and options, for NumPy arrays, Python lists and dicts.
 
-Three entry points, one per input shape, all returning NumPy arrays (one value per list), Python
+Its entry points, one per input shape, all return NumPy arrays (one value per list), Python
 floats (``reduce="mean"``), or, where the input was keyed by user/query, ``{key: value}`` dicts:
 
 * :func:`evaluate` -- scores and labels, as arrays ``[..., n]`` or ragged lists of lists;
@@ -9,7 +9,8 @@ floats (``reduce="mean"``), or, where the input was keyed by user/query, ``{key:
   (NumPy or JAX, e.g. :func:`jaxrank.top_k_ids`' output) or ``{user: ...}`` dicts;
 * :func:`evaluate_run` -- pytrec_eval-style ``{qid: {docid: score}}`` and ``{qid: {docid:
   grade}}`` dicts (or :class:`jaxrank.io.Run`/:class:`jaxrank.io.Qrels`), trec_eval's way: ties
-  broken by doc id descending, measures by jaxrank or trec_eval names (``"P_10"``, ``"bpref"``).
+  broken by doc id descending, measures by jaxrank or trec_eval names (``"P_10"``, ``"bpref"``);
+  :func:`evaluate_runs` -- several such runs against one qrels.
 
 Metric names and options are those of :func:`jaxrank.evaluate`; values are float64. Inputs are
 checked eagerly here, with one-line messages naming the argument, the list, user or query and the
@@ -26,8 +27,9 @@ from jaxrank._core.compute import DEFAULT_METRICS
 from jaxrank.numpy._arrays import evaluate
 from jaxrank.numpy._ids import evaluate_ranked
 from jaxrank.numpy._runs import evaluate_run
+from jaxrank.numpy._runs import evaluate_runs
 
-__all__ = ["DEFAULT_METRICS", "evaluate", "evaluate_ranked", "evaluate_run"]
+__all__ = ["DEFAULT_METRICS", "evaluate", "evaluate_ranked", "evaluate_run", "evaluate_runs"]
 
 # A run dict of more rows, asking trec_eval measures only, is evaluated this many rows at a time
 # (evaluate_run reads it here when called, so it can be set here).

@@ -15,8 +15,6 @@ from jaxrank.numpy import _inputs
 from jaxrank.numpy._inputs import Result as _Result
 
 
-
-
 def _dict_rows(run: Mapping) -> int:
   """The rows of a ``{qid: {docid: score}}`` dict (0 if a value is not a dict: the whole
   path's conversion names it)."""
@@ -108,3 +106,38 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
     values = result.per_query[ref]
     out[name] = _inputs.keyed(result.qids, np.asarray(values), reduce, empty)
   return out
+
+
+@_options.takes(_options.FACE_OPTIONS, skip=("ties", "threshold"))
+def evaluate_runs(runs: Mapping[str, io.Run | Mapping[str, Mapping[str, float]]],
+                  qrels: io.Qrels | Mapping[str, Mapping[str, int]],
+                  metrics: Sequence[str] | str = ("map", "ndcg", "P_10"), *,
+                  ties: str = "trec", float32: bool = False, max_docs: int | None = None,
+                  complete: bool = False, reduce: str | None = None, threshold: int = 1,
+                  **options: Any) -> dict[str, _Result]:
+  """Evaluates several runs against one qrels (a sweep, the systems of a track), each as
+  :func:`evaluate_run` does, with the qrels converted once.
+
+  Args:
+    runs: ``{name: run}``, each run a ``{qid: {docid: score}}`` dict or a
+      :class:`jaxrank.io.Run` (:func:`jaxrank.io.read_runs` reads files into this form).
+    qrels, metrics and the options: as :func:`evaluate_run`'s.
+
+  Returns:
+    ``{name: evaluate_run(run, qrels, metrics, ...)}`` in the order of ``runs``.
+
+  Example:
+    >>> from jaxrank import numpy as jrn
+    >>> qrels = {"q1": {"d1": 1, "d3": 2}}
+    >>> runs = {"a": {"q1": {"d1": 0.9, "d2": 0.5}}, "b": {"q1": {"d2": 0.9, "d3": 0.5}}}
+    >>> jrn.evaluate_runs(runs, qrels, ["recip_rank", "P_2"], reduce="mean")
+    {'a': {'recip_rank': 1.0, 'P_2': 0.5}, 'b': {'recip_rank': 0.5, 'P_2': 0.5}}
+  """
+  if not isinstance(runs, Mapping):
+    raise TypeError(f"runs must be a {{name: run}} mapping (jaxrank.io.read_runs reads files "
+                    f"into one), got {type(runs).__name__}")
+  qrels = io.as_qrels(qrels)
+  return {name: evaluate_run(run, qrels, metrics, ties=ties, float32=float32,
+                             max_docs=max_docs, complete=complete, reduce=reduce,
+                             threshold=threshold, **options)
+          for name, run in runs.items()}

@@ -85,6 +85,20 @@ EXPECTED = {
         *GAIN_DISCOUNT,
         *REST,
         '-> _Result'],
+    "numpy.evaluate_runs": [
+        "runs: 'Mapping[str, io.Run | Mapping[str, Mapping[str, float]]]'",
+        "qrels: 'io.Qrels | Mapping[str, Mapping[str, int]]'",
+        "metrics: 'Sequence[str] | str' = ('map', 'ndcg', 'P_10')",
+        '*',
+        "ties: 'str' = 'trec'",
+        "float32: 'bool' = False",
+        "max_docs: 'int | None' = None",
+        "complete: 'bool' = False",
+        "reduce: 'str | None' = None",
+        "threshold: 'int' = 1",
+        *GAIN_DISCOUNT,
+        *REST,
+        '-> dict[str, _Result]'],
     "catalog.evaluate": [
         "query_emb: 'ArrayLike'",
         "item_emb: 'ArrayLike'",
@@ -164,6 +178,7 @@ FUNCTIONS = {
     "numpy.evaluate": jrn.evaluate,
     "numpy.evaluate_ranked": jrn.evaluate_ranked,
     "numpy.evaluate_run": jrn.evaluate_run,
+    "numpy.evaluate_runs": jrn.evaluate_runs,
     "catalog.evaluate": catalog.evaluate,
     "catalog.ranks": catalog.ranks,
     "MetricState.init": state.MetricState.init,
@@ -197,7 +212,8 @@ def test_soft_signature_is_unchanged(name):
 def test_option_parameters_are_the_declared_ones():
   # Every option parameter has the default and annotation of its one declaration in
   # jaxrank._core.options, but evaluate_run's own ties ("trec") and integer threshold.
-  own = {("numpy.evaluate_run", "ties"), ("numpy.evaluate_run", "threshold")}
+  own = {(run, option) for run in ("numpy.evaluate_run", "numpy.evaluate_runs")
+         for option in ("ties", "threshold")}
   for name, fn in {**FUNCTIONS, **SOFT_FUNCTIONS}.items():
     for p in inspect.signature(fn).parameters.values():
       option = _options.declared(p.name)
@@ -208,7 +224,8 @@ def test_option_parameters_are_the_declared_ones():
 
 @pytest.mark.parametrize("fn", [jaxrank.evaluate, jrn.evaluate, state.HostMetricState.init,
                                 state.MetricState.init, catalog.evaluate,
-                                jaxrank.soft_ndcg, jrn.evaluate_ranked, jrn.evaluate_run])
+                                jaxrank.soft_ndcg, jrn.evaluate_ranked, jrn.evaluate_run,
+                                jrn.evaluate_runs])
 def test_unknown_keywords_are_type_errors(fn):
   with pytest.raises(TypeError, match="unexpected keyword argument 'bta'"):
     fn(bta=2)
@@ -216,11 +233,12 @@ def test_unknown_keywords_are_type_errors(fn):
 
 def test_derived_functions_document_their_options():
   faces = [jaxrank.evaluate, jrn.evaluate, jrn.evaluate_ranked, jrn.evaluate_run,
-           catalog.evaluate, state.MetricState.init, state.HostMetricState.init]
+           jrn.evaluate_runs, catalog.evaluate, state.MetricState.init, state.HostMetricState.init]
   for fn in faces + list(SOFT_FUNCTIONS.values()):
     derived = _options.FACE_OPTIONS if fn in faces else _options.SOFT
     for p in inspect.signature(fn).parameters.values():
-      if p.name in derived and not (fn is jrn.evaluate_run and p.name in ("ties", "threshold")):
+      if p.name in derived and not (fn in (jrn.evaluate_run, jrn.evaluate_runs)
+                                    and p.name in ("ties", "threshold")):
         assert f"{p.name}: " in fn.__doc__, (fn.__qualname__, p.name)
 
 
