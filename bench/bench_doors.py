@@ -4,7 +4,8 @@
     python bench/bench_doors.py --quick                 # small sizes, every row, about a minute
     python bench/bench_doors.py --only dicts,topk --repeats 5 --json out.json
 
-Rows (``--only`` takes their names): trec-files, dicts, ranked, topk, rect, kernels, startup.
+Rows (``--only`` takes their names): trec-files, test-files, sweep, dicts, ranked, topk, rect,
+kernels, startup.
 Every timing is the median of ``--repeats`` calls after a warm-up call, with
 ``jax.block_until_ready`` on the outputs; every row also prints a sanity value from both tools so
 agreement is visible. The table's ratio is jaxrank's time over the alternative's (lower is
@@ -47,7 +48,8 @@ FIVE_CUT = ("ndcg@10", "map@10", "mrr@10", "precision@10", "recall@10")
 # runid (the run's tag, not a per-query value) is left out for pytrec_eval.
 OFFICIAL = ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
             "recip_rank", "iprec_at_recall", "P")
-ROW_NAMES = ("trec-files", "dicts", "ranked", "topk", "rect", "kernels", "startup")
+ROW_NAMES = ("trec-files", "test-files", "sweep", "dicts", "ranked", "topk", "rect", "kernels",
+             "startup")
 
 SIZES = {  # flag: (full, quick)
     "lines": (10_000_000, 100_000),
@@ -62,6 +64,8 @@ SIZES = {  # flag: (full, quick)
     "rect_lists": (10_000, 1000),
     "rect_items": (1000, 1000),
     "kernel_sizes": ("10000x1000,4000x1000", "1000x1000,400x1000"),
+    "sweep_runs": (100, 20),
+    "sweep_lines": (5000, 5000),
 }
 
 
@@ -349,6 +353,67 @@ def row_trec_files(t: Table, a: argparse.Namespace, tmp: str) -> None:
           "pytrec_eval process", pj.get("rss"), 1.0, unit="MB")
 
 
+def row_test_files(t: Table, a: argparse.Namespace, tmp: str) -> None:
+  """trec_eval's own test files, every measure per query: the command against a pytrec_eval
+  process computing every measure it supports (what a user running the test suite pays)."""
+  files = trec_eval_test_files()
+  if files is None:
+    raise FileNotFoundError("qrels.test/results.test not found under tests/data/trec_eval")
+  qrels, run = files
+  cmd = jaxrank_command() + ["evaluate", "-q", "-m", "all_trec", qrels, run]
+  cli = child_runs(cmd, a.process_repeats, "jaxrank evaluate", warmup=True)
+  wall, rss = statistics.median(r["wall"] for r in cli), max(r["rss"] for r in cli)
+  alt, alt_wall, alt_rss, pmap = "pytrec_eval: not installed", None, None, math.nan
+  try:
+    import pytrec_eval
+    res = child_runs(child_command("pytrec", dict(run=run, qrels=qrels, measures=sorted(
+        pytrec_eval.supported_measures))), a.process_repeats, "pytrec_eval child", warmup=True)
+    alt_wall = statistics.median(r["wall"] for r in res)
+    alt_rss, pmap = max(r["rss"] for r in res), json_line(res[0]["stdout"])["map"]
+    alt = "pytrec_eval process: parse, every supported measure, per query"
+  except ImportError:
+    pass
+  t.add("test-files", "`jaxrank evaluate -q -m all_trec qrels.test results.test`, warm, "
+        "process wall", wall, alt, alt_wall, 2.0, target_text="<= 2 (within 2x)",
+        sanity=f"MAP {cli_value(cli[0]['stdout'], 'map'):.4f} / {pmap:.4f}")
+  t.add("test-files", "peak RSS of the command above", rss, "pytrec_eval process", alt_rss,
+        None, unit="MB")
+
+
+def row_sweep(t: Table, a: argparse.Namespace, tmp: str) -> None:
+  """A sweep: ``--sweep-runs`` small runs against one qrels, in one command or one per run."""
+  from make_trec_data import make_qrels, make_run
+  docs = 100
+  folder = os.path.join(a.data_dir or tmp, f"sweep-{a.sweep_runs}-{a.sweep_lines}")
+  os.makedirs(folder, exist_ok=True)
+  qrels = os.path.join(folder, "qrels.txt")
+  if not os.path.exists(qrels):
+    make_qrels(qrels, lines=a.sweep_lines, docs=docs, judgments=a.sweep_lines // 4, seed=0)
+  runs = []
+  for i in range(a.sweep_runs):
+    runs.append(os.path.join(folder, f"run{i:04d}.txt"))
+    if not os.path.exists(runs[-1]):
+      make_run(runs[-1], a.sweep_lines, docs, seed=i)
+  measures = [x for m in FIVE_TREC_CLI for x in ("-m", m)]
+  one = child_runs(jaxrank_command() + ["evaluate", *measures, qrels, *runs],
+                   a.process_repeats, "jaxrank evaluate QRELS RUN...", warmup=True)
+  each = []
+  for _ in range(a.process_repeats):
+    start = time.perf_counter()
+    outs = [checked(run_child(jaxrank_command() + ["evaluate", *measures, qrels, r]),
+                    "jaxrank evaluate") for r in runs]
+    each.append((time.perf_counter() - start, outs))
+  one_wall = statistics.median(r["wall"] for r in one)
+  each_wall = statistics.median(w for w, _ in each)
+  first = [line for line in one[0]["stdout"].splitlines() if line.split()[1:3] == ["map", "all"]]
+  t.add("sweep", f"{a.sweep_runs} runs of {a.sweep_lines:,} lines, five measures: one "
+        f"`jaxrank evaluate QRELS RUN1 ... RUN{a.sweep_runs}`", one_wall,
+        f"{a.sweep_runs} `jaxrank evaluate QRELS RUN` commands, one after the other", each_wall,
+        0.1, target_text="<= 0.1 (10x faster)",
+        sanity=f"MAP of run 0 {float(first[0].split()[-1]):.4f} / "
+        f"{cli_value(each[0][1][0]['stdout'], 'map'):.4f}")
+
+
 def run_dicts(rng: np.random.Generator, queries: int, docs: int, judged: int):
   """``{qid: {docid: score}}`` (5-decimal scores: ties) and ``{qid: {docid: grade}}``."""
   run, qrels = {}, {}
@@ -631,7 +696,8 @@ def row_startup(t: Table, a: argparse.Namespace, tmp: str) -> None:
 
 
 ROWS: dict[str, Callable[[Table, argparse.Namespace, str], None]] = {
-    "trec-files": row_trec_files, "dicts": row_dicts, "ranked": row_ranked, "topk": row_topk,
+    "trec-files": row_trec_files, "test-files": row_test_files, "sweep": row_sweep,
+    "dicts": row_dicts, "ranked": row_ranked, "topk": row_topk,
     "rect": row_rect, "kernels": row_kernels, "startup": row_startup}
 
 
