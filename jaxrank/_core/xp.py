@@ -11,7 +11,8 @@ beyond it, with the semantics of their ``lax`` counterparts:
 * ``float``: the formulas' float dtype: float64 on NumPy; on JAX float64 under x64 mode, else
   float32 (read each time, so a kernel traced inside ``jax.enable_x64`` sees it);
 * ``name``: ``"numpy"``, ``"jax64"`` or ``"jax32"`` (a cache key for tables built per dtype);
-* ``sort_together``, ``cummax``, ``top_k`` (the values), ``searchsorted_rows`` (row-wise),
+* ``sum`` (on NumPy, a float sum along an axis adds in order, whatever the padding),
+  ``sort_together``, ``cummax``, ``top_k`` (the values), ``searchsorted_rows`` (row-wise),
   ``bitcast``, ``scatter_add``, ``scatter_set``, ``scatter_along_axis`` (each returns a new array);
 * ``while_loop``, ``fori_loop``, ``cond`` (plain Python control flow on NumPy);
 * ``optimization_barrier`` (the identity on NumPy), ``device_count`` (1 on NumPy) and
@@ -74,6 +75,18 @@ class NumpyOps(_Namespace):
   @staticmethod
   def cummax(x: np.ndarray, axis: int) -> np.ndarray:
     return np.maximum.accumulate(x, axis=axis)
+
+  @staticmethod
+  def sum(x: Any, axis: int | None = None, dtype: Any = None, **kwargs: Any) -> Any:
+    """``np.sum``, but a float sum along one axis adds the elements in order, one after the
+    other, as XLA's CPU reduction does (NumPy's pairwise sum groups them by the axis' length):
+    zeros padded at the end of a row change no bit of its sum, so a list's value does not depend
+    on the width of the batch it was scored in (a run read whole or a few queries at a time)."""
+    a = np.asarray(x)
+    if (axis is None or kwargs or np.result_type(a.dtype, dtype or a.dtype).kind not in "fc"
+        or a.ndim == 0 or not a.shape[axis]):
+      return np.sum(a, axis=axis, dtype=dtype, **kwargs)
+    return np.add.accumulate(a, axis=axis, dtype=dtype).take(-1, axis=axis)
 
   @staticmethod
   def top_k(x: np.ndarray, k: int) -> np.ndarray:

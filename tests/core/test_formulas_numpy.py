@@ -212,3 +212,19 @@ def test_formulas_on_numpy_import_no_jax():
       assert "jax" not in sys.modules, sorted(n for n in sys.modules if n.startswith("jax"))
       """)
   subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_numpy_float_sums_ignore_padding_bit_for_bit():
+  # A list scored in a wider batch (more padded slots) must get the same bits: NumPy's pairwise
+  # np.sum would group the elements by the row's length; the formulas' sum adds them in order.
+  rng = np.random.default_rng(3)
+  for n in (3, 9, 130, 1000):
+    a = rng.random((4, n))
+    xp = ops_of(a)
+    for extra in (1, 7, 200):
+      padded = np.concatenate([a, np.zeros((4, extra))], axis=1)
+      np.testing.assert_array_equal(xp.sum(padded, axis=-1), xp.sum(a, axis=-1))
+    np.testing.assert_allclose(xp.sum(a, axis=-1), a.sum(-1), rtol=1e-13)
+  assert xp.sum(a > 0.5, axis=-1).dtype == np.int64
+  assert xp.sum(a > 0.5, axis=-1, dtype=np.int32).dtype == np.int32
+  assert xp.sum(np.zeros((2, 0)), axis=-1).tolist() == [0.0, 0.0]

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from jaxrank import cli, io
+from jaxrank._host import device
 from jaxrank._host import scoring as _hostrank
 from jaxrank._trec import table as _trec
 from jaxrank._trec import run as _run
@@ -413,21 +414,21 @@ def test_one_long_query_does_not_pad_the_others():
   assert got.per_query["relstring"][1] == "1-"  # x judged 1, y not in the qrels
 
 
-def test_one_query_is_not_padded_like_many():
+@pytest.mark.parametrize("scoring", ["jax", "numpy"])
+def test_one_query_is_not_padded_like_many(monkeypatch, scoring):
   """Scoring one list with many relevant items costs one list, not a batch of 64."""
   run, qrels = _big_query(20_000, 10_000)
   shapes = []
-  real = _hostrank._kernel
+  module, name = (device, "_kernel") if scoring == "jax" else (_hostrank, "_on_host")
+  real = getattr(module, name)
 
   def spy(lo, hi, *args, **kw):
     shapes.append(lo.shape)
     return real(lo, hi, *args, **kw)
 
-  _hostrank._kernel = spy
-  try:
-    _run.evaluate_requests(run, qrels, _trec.parse_measures(["map"]))
-  finally:
-    _hostrank._kernel = real
+  monkeypatch.setenv("JAXRANK_SCORING", scoring)
+  monkeypatch.setattr(module, name, spy)
+  _run.evaluate_requests(run, qrels, _trec.parse_measures(["map"]))
   assert shapes == [(1, 12288)]  # 10,000 slots padded to the next 1.5 x 2**k
 
 
