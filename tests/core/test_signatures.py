@@ -25,6 +25,21 @@ REST = ["empty: 'str' = 'zero'", "ap_denominator: 'str' = 'all'",
         "precision_denominator: 'str' = 'k'", "beta: 'float' = 1.0",
         "persistence: 'float' = 0.8", "graded: 'bool' = False", "max_grade: 'float' = 4.0"]
 
+# evaluate_run's and evaluate_runs' parameters after the run(s).
+RUN_OPTIONS = [
+    "qrels: 'io.Qrels | Mapping[str, Mapping[str, int]]'",
+    "metrics: 'Sequence[str] | str' = ('map', 'ndcg', 'P_10')",
+    '*',
+    "ties: 'str' = 'trec'",
+    "float32: 'bool' = False",
+    "max_docs: 'int | None' = None",
+    "complete: 'bool' = False",
+    "reduce: 'str | None' = None",
+    "threshold: 'int' = 1",
+    *GAIN_DISCOUNT,
+    *REST,
+]
+
 EXPECTED = {
     "evaluate": [
         "scores: 'ArrayLike | Ranks'",
@@ -73,31 +88,11 @@ EXPECTED = {
         '-> _Result'],
     "numpy.evaluate_run": [
         "run: 'io.Run | Mapping[str, Mapping[str, float]]'",
-        "qrels: 'io.Qrels | Mapping[str, Mapping[str, int]]'",
-        "metrics: 'Sequence[str] | str' = ('map', 'ndcg', 'P_10')",
-        '*',
-        "ties: 'str' = 'trec'",
-        "float32: 'bool' = False",
-        "max_docs: 'int | None' = None",
-        "complete: 'bool' = False",
-        "reduce: 'str | None' = None",
-        "threshold: 'int' = 1",
-        *GAIN_DISCOUNT,
-        *REST,
+        *RUN_OPTIONS,
         '-> _Result'],
     "numpy.evaluate_runs": [
         "runs: 'Mapping[str, io.Run | Mapping[str, Mapping[str, float]]]'",
-        "qrels: 'io.Qrels | Mapping[str, Mapping[str, int]]'",
-        "metrics: 'Sequence[str] | str' = ('map', 'ndcg', 'P_10')",
-        '*',
-        "ties: 'str' = 'trec'",
-        "float32: 'bool' = False",
-        "max_docs: 'int | None' = None",
-        "complete: 'bool' = False",
-        "reduce: 'str | None' = None",
-        "threshold: 'int' = 1",
-        *GAIN_DISCOUNT,
-        *REST,
+        *RUN_OPTIONS,
         '-> dict[str, _Result]'],
     "catalog.evaluate": [
         "query_emb: 'ArrayLike'",
