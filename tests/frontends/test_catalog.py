@@ -284,3 +284,18 @@ def test_score_fn_of_another_kind_is_refused():
       catalog.evaluate(q, it, rel, ["mrr"], score_fn=fn)
   with pytest.raises(TypeError, match=r"score_fn must return one array of scores \[users, "):
     catalog.evaluate(q, it, rel, ["mrr"], score_fn=lambda a, b: (a @ b.T, a))
+
+
+@pytest.mark.parametrize("method, r", [("count", 3), ("count", catalog.FUSED_COUNT),
+                                       ("count", catalog.FUSED_COUNT + 1), ("histogram", 3),
+                                       ("auto", catalog.FUSED_COUNT + 1)])
+@pytest.mark.parametrize("ties", ["average", "first"])
+def test_each_count_form_equals_materialised(method, r, ties):
+  # "count" takes one variadic reduction per tile up to FUSED_COUNT held-out items per user and
+  # the [users, r, items] comparison beyond; both, and the histogram, give the materialised ranks.
+  q, it, rel, ex, _ = workload(5, users=6, items=80, r=r, e=5)
+  scores, excluded = materialised(q, it, rel, ex, None)
+  out = catalog.ranks(q, it, rel, exclude_ids=ex, ties=ties, user_block=4, item_block=24,
+                      method=method, top_k=5)
+  assert_same_ranks(out.ranks, jaxrank.from_sparse(scores, rel, where=~excluded, ties=ties))
+  np.testing.assert_array_equal(out.top_ids, jaxrank.top_k_ids(scores, 5, where=~excluded))
