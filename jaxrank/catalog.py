@@ -485,20 +485,27 @@ class _Partial(NamedTuple):
 
 def _merge_top(a: tuple[jax.Array, ...], b: tuple[jax.Array, ...], k: int):
   """The k best of two candidate sets ``(key, valid, id, score)``: non-excluded first, larger key
-  first, then lower id (``a`` holds the lower ids on ties, as the walk goes up the catalog)."""
+  first, then lower id (``a`` holds the lower ids, each set is in that order, and
+  :func:`_top_order` keeps positions in order on ties)."""
   key, valid, ids, score = (jnp.concatenate([x, y], axis=-1) for x, y in zip(a, b))
-  pos = lax.broadcasted_iota(jnp.int32, key.shape, 1)
-  _, _, _, valid, ids, score, key = lax.sort((~valid, ~key, pos, valid, ids, score, key),
-                                             dimension=-1, num_keys=3)
-  return key[:, :k], valid[:, :k], ids[:, :k], score[:, :k]
+  take = functools.partial(jnp.take_along_axis, indices=_top_order(score, key, valid, k), axis=1)
+  return take(key), take(valid), take(ids), take(score)
 
 
 def _block_top(scores, keys, valid, k):
-  """The block's k best ``(key, valid, index, score)`` under top_k_ids' order.
+  """The block's k best ``(key, valid, index, score)`` under top_k_ids' order."""
+  idx = _top_order(scores, keys, valid, k)
+  take = functools.partial(jnp.take_along_axis, indices=idx, axis=1)
+  return take(keys), take(valid), idx.astype(jnp.int32), take(scores)
+
+
+def _top_order(scores, keys, valid, k):
+  """The positions of the k best ``[u, n]`` items: non-excluded first, larger key first, then
+  lower position.
 
   Float scores take ``lax.top_k`` on a float copy (NaN and excluded items at -inf, ``-0.0`` as
   ``0.0``), which is exact unless the -inf tier is reached; then, as for int scores whose keys
-  can meet padding's, the block is sorted by (non-excluded, key, index).
+  can meet padding's, the items are sorted by (non-excluded, key, position).
   """
 
   def by_sort(_):
@@ -515,8 +522,7 @@ def _block_top(scores, keys, valid, k):
     if _ranks.key_dtype(scores.dtype)[1]:  # full keys: padding's key may meet a valid one
       clash = jnp.any(valid & (keys <= pad)) & jnp.any(~valid)
       idx = lax.cond(clash, by_sort, lambda _: idx, None)
-  take = functools.partial(jnp.take_along_axis, indices=idx, axis=1)
-  return take(keys), take(valid), idx.astype(jnp.int32), take(scores)
+  return idx
 
 
 # Up to this many held-out items per user, "count" compares a tile with each of them in one
