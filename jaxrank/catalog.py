@@ -488,39 +488,45 @@ def _merge_top(a: tuple[jax.Array, ...], b: tuple[jax.Array, ...], k: int):
   first, then lower id (``a`` holds the lower ids, each set is in that order, and
   :func:`_top_order` keeps positions in order on ties)."""
   key, valid, ids, score = (jnp.concatenate([x, y], axis=-1) for x, y in zip(a, b))
-  take = functools.partial(jnp.take_along_axis, indices=_top_order(score, key, valid, k), axis=1)
+  take = functools.partial(jnp.take_along_axis, indices=_top_order(score, valid, k, key), axis=1)
   return take(key), take(valid), take(ids), take(score)
 
 
-def _block_top(scores, keys, valid, k):
-  """The block's k best ``(key, valid, index, score)`` under top_k_ids' order."""
-  idx = _top_order(scores, keys, valid, k)
+def _block_top(scores, valid, k):
+  """The block's k best ``(key, valid, index, score)`` under top_k_ids' order (the keys of the k
+  taken scores only: the tile's keys need not be kept)."""
+  idx = _top_order(scores, valid, k)
   take = functools.partial(jnp.take_along_axis, indices=idx, axis=1)
-  return take(keys), take(valid), idx.astype(jnp.int32), take(scores)
+  best = take(scores)
+  return _ranks.sort_keys(best, None), take(valid), idx.astype(jnp.int32), best
 
 
-def _top_order(scores, keys, valid, k):
+def _top_order(scores, valid, k, keys=None):
   """The positions of the k best ``[u, n]`` items: non-excluded first, larger key first, then
-  lower position.
+  lower position (``keys``: the scores' :func:`jaxrank._core.ranks.sort_keys`, computed here
+  where needed if not given).
 
   Float scores take ``lax.top_k`` on a float copy (NaN and excluded items at -inf, ``-0.0`` as
   ``0.0``), which is exact unless the -inf tier is reached; then, as for int scores whose keys
   can meet padding's, the items are sorted by (non-excluded, key, position).
   """
 
+  def keyed():
+    return _ranks.sort_keys(scores, None) if keys is None else keys
+
   def by_sort(_):
-    index = lax.broadcasted_iota(jnp.int32, keys.shape, 1)
-    return lax.sort((~valid, ~keys, index), dimension=-1, num_keys=3)[2][:, :k]
+    index = lax.broadcasted_iota(jnp.int32, scores.shape, 1)
+    return lax.sort((~valid, ~keyed(), index), dimension=-1, num_keys=3)[2][:, :k]
 
   if jnp.issubdtype(scores.dtype, jnp.floating):
     proxy = jnp.where(valid & ~jnp.isnan(scores), jnp.where(scores == 0, 0, scores), -jnp.inf)
     top, idx = lax.top_k(proxy, k)
     idx = lax.cond(jnp.any(top == -jnp.inf), by_sort, lambda _: idx, None)
   else:
-    pad = _ranks.padding_key(scores.dtype)
-    idx = lax.top_k(jnp.where(valid, keys, jnp.asarray(pad, keys.dtype)), k)[1]
+    pad, full = _ranks.padding_key(scores.dtype), keyed()
+    idx = lax.top_k(jnp.where(valid, full, jnp.asarray(pad, full.dtype)), k)[1]
     if _ranks.key_dtype(scores.dtype)[1]:  # full keys: padding's key may meet a valid one
-      clash = jnp.any(valid & (keys <= pad)) & jnp.any(~valid)
+      clash = jnp.any(valid & (full <= pad)) & jnp.any(~valid)
       idx = lax.cond(clash, by_sort, lambda _: idx, None)
   return idx
 
@@ -606,11 +612,12 @@ def _scan_items(q, items, thr, rel, ex, *, start, stop, score_fn, ib, k, ties, m
         before = before + jnp.sum(tied & valid[:, None, :], axis=-1, dtype=jnp.int32)
     # the held-out item's own key, read where this tile holds it
     mine = (rel >= first) & (rel < offset + ib)
-    own = jnp.where(mine, jnp.take_along_axis(keys, jnp.clip(rel - offset, 0, ib - 1), axis=1),
+    at = jnp.clip(rel - offset, 0, ib - 1)
+    own = jnp.where(mine, _ranks.sort_keys(jnp.take_along_axis(scores, at, axis=1), None),
                     state.own)
     top = state[4:]
     if k:
-      bkey, bvalid, bidx, bscore = _block_top(scores, keys, valid, k)
+      bkey, bvalid, bidx, bscore = _block_top(scores, valid, k)
       top = _merge_top(top, (bkey, bvalid, offset + bidx, bscore.astype(state.top_score.dtype)),
                        k)
     return _Partial(state.gt + gt, state.ge + ge, own, before, *top), None
