@@ -95,19 +95,34 @@ def child_env(**extra: str) -> dict[str, str]:
   return env
 
 
+GNU_TIME = "/usr/bin/time"
+RSS_MARK = "bench-doors-peak-rss-kb "
+
+
 def run_child(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
-  """Runs ``cmd``; its wall seconds, peak RSS (bytes, this child only), exit code and output."""
+  """Runs ``cmd``; its wall seconds, peak RSS (bytes, this child only), exit code and output.
+
+  The peak RSS comes from GNU time where it is installed: ``wait4``'s ``ru_maxrss`` of a child
+  spawned from this process counts this process's memory from before the child's ``exec`` (JAX
+  is loaded here), so it never reads below this process's own size."""
+  timed = os.access(GNU_TIME, os.X_OK)
+  full = [GNU_TIME, "-f", RSS_MARK + "%M", *cmd] if timed else cmd
   with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env or child_env())
+    proc = subprocess.Popen(full, stdout=out, stderr=err, env=env or child_env())
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     out.seek(0)
     err.seek(0)
-    return {"wall": wall, "rss": usage.ru_maxrss * 1024, "rc": proc.returncode,
-            "stdout": out.read().decode(errors="replace"),
-            "stderr": err.read().decode(errors="replace")}
+    stderr, rss = err.read().decode(errors="replace"), usage.ru_maxrss * 1024
+    if timed and RSS_MARK in stderr:
+      stderr, _, kb = stderr.rpartition(RSS_MARK)
+      rss = int(kb.split()[0]) * 1024
+      if proc.returncode != 0 and stderr.rstrip().endswith(str(proc.returncode)):
+        stderr = stderr.rstrip().rpartition("\n")[0] + "\n"  # time's "Command exited with"
+    return {"wall": wall, "rss": rss, "rc": proc.returncode,
+            "stdout": out.read().decode(errors="replace"), "stderr": stderr}
 
 
 def checked(res: dict[str, Any], what: str) -> dict[str, Any]:
