@@ -383,24 +383,10 @@ def _render(result, fmt: str, per_query: bool) -> str:
       return "".join(f"{n:<22}\t{q}\t{v}\n" for n, q, v in rows)
     return "measure,qid,value\n" + "".join(f"{n},{_csv(q)},{_csv(v)}\n" for n, q, v in rows)
   if fmt == "json":
-    def plain(n, v):
-      return v if isinstance(v, str) else int(v) if n in result.integer else float(v)
-    out = {"all": {n: plain(n, v) for n, v in result.summary.items()}}
-    if per_query:
-      out["per_query"] = {qid: {n: plain(n, result.per_query[n][i]) for n in names}
-                          for i, qid in enumerate(result.qids)}
-    return json.dumps(out, indent=2) + "\n"
+    return json.dumps(_json_object(result, per_query), indent=2) + "\n"
   # table: one row per measure, a column per query (with -q) and one for all
-  cols = (result.qids if per_query else []) + ["all"]
-  table_rows = []
-  for n in result.names:
-    if n not in result.summary and n not in names:
-      continue
-    cells = [_number(n, result.per_query[n][i], result.integer) if n in names else ""
-             for i in range(len(cols) - 1)]
-    total = _number(n, result.summary[n], result.integer) if n in result.summary else ""
-    table_rows.append([n] + cells + [total])
-  return _markdown(["measure"] + cols, table_rows)
+  cols = result.qids if per_query else []
+  return _markdown(["measure", *cols, "all"], _table_rows(result, cols, per_query))
 
 
 def _render_runs(results: list, fmt: str, per_query: bool) -> str:
@@ -415,22 +401,39 @@ def _render_runs(results: list, fmt: str, per_query: bool) -> str:
         f"{_csv(run)},{line}" for run, result in results
         for line in _render(result, fmt, per_query).splitlines(True)[1:])
   if fmt == "json":
-    return json.dumps({run: json.loads(_render(result, fmt, per_query))
-                       for run, result in results}, indent=2) + "\n"
-  columns = list(dict.fromkeys(q for _, result in results
-                               for q in (result.qids if per_query else [])))
-  header, rows = ["run", "measure", *columns, "all"], []
-  for run, result in results:
-    place = {q: i for i, q in enumerate(result.qids)}
-    shown = set(result.per_query) if per_query else set()
-    for n in result.names:
-      if n not in result.summary and n not in shown:
-        continue
-      cells = [_number(n, result.per_query[n][place[q]], result.integer)
-               if n in shown and q in place else "" for q in columns]
-      total = _number(n, result.summary[n], result.integer) if n in result.summary else ""
-      rows.append([run, n, *cells, total])
-  return _markdown(header, rows, text_columns=2)
+    return json.dumps({run: _json_object(result, per_query) for run, result in results},
+                      indent=2) + "\n"
+  cols = list(dict.fromkeys(q for _, result in results
+                            for q in (result.qids if per_query else [])))
+  rows = [[run, *row] for run, result in results for row in _table_rows(result, cols, per_query)]
+  return _markdown(["run", "measure", *cols, "all"], rows, text_columns=2)
+
+
+def _json_object(result, per_query: bool) -> dict:
+  """``{"all": {measure: value}}`` and with ``per_query`` ``"per_query": {qid: {...}}``."""
+  def plain(n, v):
+    return v if isinstance(v, str) else int(v) if n in result.integer else float(v)
+  out = {"all": {n: plain(n, v) for n, v in result.summary.items()}}
+  if per_query:
+    out["per_query"] = {qid: {n: plain(n, result.per_query[n][i]) for n in result.per_query}
+                        for i, qid in enumerate(result.qids)}
+  return out
+
+
+def _table_rows(result, cols: list[str], per_query: bool) -> list[list[str]]:
+  """One row per measure: its name, its value for each query of ``cols`` (empty where it has
+  none or without ``per_query``) and its ``all`` value."""
+  place = {q: i for i, q in enumerate(result.qids)}
+  shown = set(result.per_query) if per_query else set()
+  rows = []
+  for n in result.names:
+    if n not in result.summary and n not in shown:
+      continue
+    cells = [_number(n, result.per_query[n][place[q]], result.integer)
+             if n in shown and q in place else "" for q in cols]
+    total = _number(n, result.summary[n], result.integer) if n in result.summary else ""
+    rows.append([n, *cells, total])
+  return rows
 
 
 def _markdown(header: list[str], rows: list[list[str]], text_columns: int = 1) -> str:
