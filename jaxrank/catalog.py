@@ -553,9 +553,7 @@ def _fused_counts(keys, valid, thr, ids=None, rel=None):
 
 def _count(keys, valid, thr, method):
   """``(gt, ge)`` ``[u, r]``: valid tile items keyed above / at or above each of ``thr``
-  (``histogram`` needs ``thr`` sorted ascending per row)."""
-  if method == "count" and thr.shape[1] <= FUSED_COUNT:
-    return _fused_counts(keys, valid, thr)
+  (``histogram`` needs ``thr`` sorted ascending per row), beyond :data:`FUSED_COUNT`."""
   if method == "count":
     above = keys[:, None, :] > thr[:, :, None]
     at = keys[:, None, :] == thr[:, :, None]
@@ -602,9 +600,9 @@ def _scan_items(q, items, thr, rel, ex, *, start, stop, score_fn, ib, k, ties, m
     excluded = jnp.zeros((u, ib), bool).at[rows, local].set(True, mode="drop")
     valid = (ids >= first) & ~excluded
     before = state.before
-    if method == "count" and r <= FUSED_COUNT and ties == "first":
-      gt, ge, tied = _fused_counts(keys, valid, thr, ids, rel)
-      before = before + tied
+    if method == "count" and r <= FUSED_COUNT:  # one pass over the tile
+      gt, ge, *tied = _fused_counts(keys, valid, thr, *((ids, rel) if ties == "first" else ()))
+      before = before + sum(tied)
     else:
       gt, ge = _count(keys, valid, thr, method)
       if ties == "first":

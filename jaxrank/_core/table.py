@@ -314,7 +314,7 @@ SOFT = {m.soft: m.name for m in _RECORDS if m.soft}
 
 
 def values_of(ranks: Ranks, *, specs: tuple[tuple[str, int | None], ...],
-                  options: Options) -> tuple[Array, ...]:
+              options: Options) -> tuple[Array, ...]:
   """The formulas ``specs`` (``(name, k)`` pairs) on ``ranks``, each value finished by its
   empty-list policy (:func:`jaxrank._core.formulas.finish`).
 
