@@ -197,7 +197,10 @@ def _searchsorted(sorted_, queries, side):
   return xp.searchsorted_rows(sorted_, queries, side).astype(xp.float)
 
 
-def _group_counts(lo, rel, size=None):
+_SMALL_CAP = 32  # cutoffs up to which _group_counts counts positions by comparing
+
+
+def _group_counts(lo, rel, size=None, cap=None):
   """Per slot: relevant items in strictly earlier groups, and relevant items in its own group.
 
   One sort of the relevant slots' ranks per list and two binary searches: O(m log m), where a
@@ -205,9 +208,25 @@ def _group_counts(lo, rel, size=None):
   (``size``: the lists' length, so ``lo <= size + 1``; one slot per item under ``jit`` without
   ``max_relevant``) a histogram of the positions instead: O(m + size), 10x cheaper than the
   sort on CPU at 1,000 slots of 1,000 items.
+
+  ``cap``: only slots with ``lo <= cap`` are read (a metric at a cutoff). For a small ``cap``
+  the counts of positions ``1..cap`` come from ``m x cap`` compares and a running sum: exact for
+  those slots (every earlier group starts at or before ``cap``), no sort (``AP@10`` on 4,000 x
+  96 slots: 8 ms to 3 ms on a 2-core CPU). The other slots get finite counts a formula must not
+  read.
   """
   xp = ops_of(lo)
   m = lo.shape[-1]
+  if cap is not None and cap <= _SMALL_CAP and cap < m:
+    at = xp.arange(1, cap + 1, dtype=lo.dtype)
+    hist = xp.sum((lo[..., :, None] == at) & rel[..., :, None], axis=-2, dtype=xp.int32)
+    ahead = xp.cumsum(hist, axis=-1, dtype=xp.int32) - hist
+    pad = xp.zeros_like(hist[..., :1])
+    index = xp.clip(lo, 1, cap + 1) - 1  # lo > cap: the padding column
+    return (xp.take_along_axis(xp.concatenate([ahead, pad], axis=-1), index, axis=-1)
+            .astype(xp.float),
+            xp.take_along_axis(xp.concatenate([hist, pad], axis=-1), index, axis=-1)
+            .astype(xp.float))
   if size is not None and 4 * m >= size + 2:
     rows = math.prod(lo.shape[:-1])
     at = xp.clip(lo, 0, size + 1).reshape(rows, m)
@@ -332,7 +351,7 @@ def average_precision(r, k, o):
   lo, hi = positions(r, o.ties)
   rel = relevant(r, o)
   cap = _cap(r, k)
-  before, same = _group_counts(lo, rel, r.size)
+  before, same = _group_counts(lo, rel, r.size, cap)  # slots beyond cap add 0 (m = dh = 0)
   a, b, m = _window(lo, hi, cap)
   g = (hi - lo + 1).astype(xp.float)
   # sum over the group's positions p in (a, b] of (1 + before + (same-1)(p-lo)/(g-1)) / p
@@ -355,8 +374,9 @@ def average_recall(r, k, o):
   xp = ops_of(r.lo)
   lo, hi = positions(r, o.ties)
   rel = relevant(r, o)
-  before, same = _group_counts(lo, rel, r.size)
-  _, _, m = _window(lo, hi, _cap(r, k))
+  cap = _cap(r, k)
+  before, same = _group_counts(lo, rel, r.size, cap)  # slots beyond cap add 0 (m = 0)
+  _, _, m = _window(lo, hi, cap)
   g = (hi - lo + 1).astype(xp.float)
   # sum over positions in the window of (1 + relevant ahead), each divided by R, averaged over R
   mass = ((1 + before) * m + (same - 1) / xp.maximum(g - 1, 1) * m * (m - 1) / 2) / g

@@ -228,3 +228,27 @@ def test_numpy_float_sums_ignore_padding_bit_for_bit():
   assert xp.sum(a > 0.5, axis=-1).dtype == np.int64
   assert xp.sum(a > 0.5, axis=-1, dtype=np.int32).dtype == np.int32
   assert xp.sum(np.zeros((2, 0)), axis=-1).tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("namespace", ["numpy", "jax"])
+def test_group_counts_at_a_small_cutoff_equal_the_sorted_counts(namespace):
+  """``_group_counts`` with a small ``cap`` (AP@k, AR@k) counts positions 1..cap by compares:
+  at every slot a formula reads (``lo <= cap``) it equals the sort's counts, with ties, slots
+  that are not relevant and unranked slots (``lo = size + 1``)."""
+  import jax.numpy as jnp
+  rng = np.random.default_rng(7)
+  for trial in range(40 if namespace == "numpy" else 6):  # JAX: one shape, few compiles
+    lists, m, size = ((int(rng.integers(1, 6)), int(rng.integers(2, 60)), int(rng.integers(1, 80)))
+                      if namespace == "numpy" else (4, 40, 50))
+    lo = rng.integers(1, size + 2, (lists, m)).astype(np.int32)
+    lo = np.where(rng.random((lists, m)) < 0.3, lo // 3 + 1, lo)  # many ties
+    rel = rng.random((lists, m)) < 0.6
+    cap = int(rng.integers(1, 33))
+    if namespace == "jax":
+      lo, rel = jnp.asarray(lo), jnp.asarray(rel)
+    before, same = _formulas._group_counts(lo, rel, size)
+    small_before, small_same = _formulas._group_counts(lo, rel, size, cap)
+    read = np.asarray(lo) <= cap
+    assert np.isfinite(np.asarray(small_before)).all(), trial
+    np.testing.assert_array_equal(np.asarray(small_before)[read], np.asarray(before)[read])
+    np.testing.assert_array_equal(np.asarray(small_same)[read], np.asarray(same)[read])
