@@ -19,7 +19,8 @@ import stat
 import sys
 
 _DIRECTORY: str | None = None  # jaxrank's executables (None: off)
-_JAX_DIRECTORY: list[str | None] = [None, None]  # [asked, configured]: JAX's persistent cache
+_JAX_ASKED: str | None = None  # JAX's persistent cache directory, as use_jax_cache asked
+_JAX_CONFIGURED: str | None = None  # the one configure_jax last gave JAX
 _WARNED: list[str] = []  # the one warning this process printed
 
 
@@ -31,7 +32,8 @@ def directory() -> str | None:
 def use_jax_cache(path: str | None) -> None:
   """Points JAX's persistent compilation cache at ``path`` (already checked by the caller) when
   JAX is next used (:func:`configure_jax`), every kernel however quick to compile."""
-  _JAX_DIRECTORY[0] = path
+  global _JAX_ASKED
+  _JAX_ASKED = path
   if "jax" in sys.modules:
     configure_jax()
 
@@ -39,14 +41,15 @@ def use_jax_cache(path: str | None) -> None:
 def configure_jax() -> None:
   """Applies :func:`use_jax_cache`'s directory to JAX's configuration (once per directory), once
   JAX is imported."""
-  path = _JAX_DIRECTORY[0]
-  if path is None or _JAX_DIRECTORY[1] == path or "jax" not in sys.modules:
+  global _JAX_CONFIGURED
+  path = _JAX_ASKED
+  if path is None or _JAX_CONFIGURED == path or "jax" not in sys.modules:
     return
   jax = sys.modules["jax"]  # a caller about to run a kernel has imported JAX
   jax.config.update("jax_compilation_cache_dir", path)
   jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
   jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-  _JAX_DIRECTORY[1] = path
+  _JAX_CONFIGURED = path
 
 
 def use_directory(path: str | None) -> bool:
