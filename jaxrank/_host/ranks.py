@@ -41,12 +41,14 @@ def order_keys(score: np.ndarray, float32: bool) -> np.ndarray:
       return (score ^ np.uint64(1 << 63)).view(np.int64)
     return score.astype(np.int64)
   with np.errstate(over="ignore"):
-    s: np.ndarray = score.astype(np.float32 if float32 else np.float64)
-  s += 0.0  # -0.0 becomes +0.0, which it equals
-  bits = s.view(np.int32 if float32 else np.int64).astype(np.int64)
+    s: np.ndarray = score.astype(np.float32) if float32 else score.astype(np.float64, copy=False)
+  s = s + 0.0  # a new array: -0.0 becomes +0.0, which it equals
+  bits = s.view(np.int32).astype(np.int64) if float32 else s.view(np.int64)
   # Negative floats' bits order backwards: flipping their magnitude bits makes the integer
-  # order the float order.
-  keys = bits ^ ((bits >> 63) & np.int64(np.iinfo(np.int32 if float32 else np.int64).max))
+  # order the float order (in place, on arrays of this function's own).
+  keys = bits >> 63
+  keys &= np.int64(np.iinfo(np.int32 if float32 else np.int64).max)
+  keys ^= bits
   nan = np.isnan(s)
   if nan.any():
     keys[nan] = np.iinfo(np.int64).min + 1  # below -inf's key; -keys cannot overflow
@@ -80,7 +82,8 @@ def ranked_order(rq: np.ndarray, keys: np.ndarray, rdoc: np.ndarray, rv, nq: int
   tied[1:] |= same
   tied[:-1] |= same
   at = np.flatnonzero(tied)
-  group = np.cumsum(~np.r_[False, same])[at]  # tie group of each tied document
+  # Tie group of each tied document: a number per run of ties, counted over the tied rows only.
+  group = np.cumsum(np.r_[True, ~same[at[1:] - 1]]) if at.size else at
   if uncoded is not None and (rdoc[order[at]] == uncoded).any():
     raise RuntimeError("jaxrank internal error: a document the reader did not code ties; "
                        "please report it (--chunk-lines 0 evaluates the run without that "

@@ -130,6 +130,10 @@ class JudgedBuilder(Builder):
   together and list each document once (by hash: an equal pair, a duplicate or a collision,
   raises :class:`NeedsFullRead`)."""
 
+  # Most documents of a large run are neither judged nor tied: the table of those coded here
+  # starts at an eighth of the lines (it grows when needed), so it stays in cache.
+  coded_share = 8
+
   def __init__(self, rows: int, judged: Judged) -> None:
     super().__init__(RUN, rows, lines=True, keep_ints=False)
     self.judged = judged

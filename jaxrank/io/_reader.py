@@ -22,6 +22,8 @@ class Builder:
   """The rows of a run or qrels being read (appended a block, or part of one, at a time): codes
   into two :class:`Vocab` s, and the integer and float columns."""
 
+  coded_share = 1  # about one document in this many gets a code of its own: the table's size
+
   def __init__(self, fmt: Format, rows: int, *, lines: bool = False,
                keep_ints: bool = True) -> None:
     self.fmt, self.rows = fmt, rows
@@ -42,7 +44,7 @@ class Builder:
     if hi <= lo:
       return
     if self.d is None:
-      self.d = Vocab(expected_docs)
+      self.d = Vocab(max(1024, expected_docs // self.coded_share))
     if self.q_codes.n + hi - lo > 2**31 - 1:
       raise ValueError("more than 2**31 - 1 lines: not supported")
     s, n, h = b.q_start[lo:hi], b.q_len[lo:hi], b.q_hash[lo:hi]
