@@ -326,16 +326,17 @@ def _core_values(specs: tuple, queries: _Queries, ranked: _Ranked, item_of_j: np
   return dict(zip(specs, out))
 
 
-def _grade_block(grades: np.ndarray, rows: np.ndarray, pos: np.ndarray,
+def _grade_block(grades: np.ndarray, rows: np.ndarray, first: int, pos: np.ndarray,
                  counts: np.ndarray) -> np.ndarray:
-  """``G[query, rank]``: the ``grades`` of a block's retrieved documents (query ``rows``, in
-  order, at ``pos``), :data:`NOT_IN_QRELS` past each query's ``counts``. Queries of one length
-  (the usual run) are the grades reshaped; others are scattered through one flat index."""
+  """``G[query, rank]`` (read only): the ``grades`` of a block's retrieved documents (queries
+  ``rows - first``, in order, at ``pos``), :data:`NOT_IN_QRELS` past each query's ``counts``.
+  Queries of one length (the usual run) are a view of the grades; others are scattered through
+  one flat index."""
   width = max(int(counts.max(initial=0)), 1)
   if grades.size == counts.size * width:  # every query retrieves `width` documents
-    return grades.astype(np.int64).reshape(counts.size, width)
-  G = np.full(counts.size * width, NOT_IN_QRELS, np.int64)
-  G[rows.astype(np.int64) * width + pos] = grades
+    return grades.reshape(counts.size, width)
+  G = np.full(counts.size * width, NOT_IN_QRELS, grades.dtype)
+  G[(rows.astype(np.int64) - first) * width + pos] = grades
   return G.reshape(counts.size, width)
 
 
@@ -361,7 +362,7 @@ def _host_values(requests: Sequence[Request], queries: _Queries, ranked: _Ranked
   rfirst = np.concatenate([[0], np.cumsum(counts)])  # rq is sorted by query
   parts: list[list[list[np.ndarray]]] = [[] for _ in host]
   for a, b in batches.blocks(np.maximum(counts, 1), batches.ELEMENTS, nq) if host else ():
-    G = _grade_block(grades[rfirst[a]:rfirst[b]], rq[rfirst[a]:rfirst[b]] - a,
+    G = _grade_block(grades[rfirst[a]:rfirst[b]], rq[rfirst[a]:rfirst[b]], a,
                      pos[rfirst[a]:rfirst[b]], counts[a:b])
     block = calc.Block(G=G, rel=(G >= threshold) & (G >= 0), counts=counts[a:b],
                        num_rel=num_rel[a:b], num_nonrel=num_nonrel[a:b], threshold=threshold,
