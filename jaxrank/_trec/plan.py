@@ -10,7 +10,7 @@ How the run is read. Whole, by default: trec_eval's measures and the other names
 evaluation (:func:`jaxrank._trec.irnames.evaluate_names`). In chunks of whole queries
 (:func:`jaxrank._trec.chunked.evaluate_chunks`, trec_eval's measures only) when asked (the
 command's ``--chunk-lines``) or, by :func:`chunking`, for a big run that asks trec_eval's
-measures only (a run file of 64 MiB, a run dict of more than a million rows). Where the run can
+measures only (a run file of 16 MiB, a run dict of more than a million rows). Where the run can
 be read twice (a file, a dict), chunks are read judged first (only judged documents and those
 that may tie get a code); when that reading cannot settle a run (:class:`jaxrank.io.NeedsFullRead`:
 equal hashes, a document listed twice, a query's lines apart), the door says what comes next:

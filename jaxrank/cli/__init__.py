@@ -15,8 +15,8 @@ line, ``jaxrank: error: ...``, to stderr and exit non-zero; nothing is printed t
 whole evaluation succeeded. QRELS or RUN may be ``-`` (standard input, not both) and either may
 be gzip-compressed. ``--chunk-lines N`` reads and evaluates the run about N lines (whole queries)
 at a time, in memory bounded by N, with the whole file's output (:mod:`jaxrank._trec.chunked`); a run
-file of :data:`AUTO_CHUNK_BYTES` or more is evaluated so by default, a million lines at a time
-(faster, in a third of the memory), and read whole after all if its queries' lines are not
+file of :data:`AUTO_CHUNK_BYTES` or more is evaluated so by default, 250,000 lines at a time
+(faster, in a fraction of the memory), and read whole after all if its queries' lines are not
 together.
 """
 
@@ -40,8 +40,8 @@ from jaxrank.cli._args import check_cut_and_level, check_stdin
 # before anything imports JAX; _trec, io and compare are imported when needed (by _parser and
 # main).
 
-AUTO_CHUNK_BYTES = 64 << 20  # run files this large are evaluated in chunks unless told otherwise
-AUTO_CHUNK_LINES = 1_000_000  # their lines per chunk (measured: bench/RESULTS.md)
+AUTO_CHUNK_BYTES = 16 << 20  # run files this large are evaluated in chunks unless told otherwise
+AUTO_CHUNK_LINES = 250_000  # their lines per chunk (measured: bench/RESULTS.md)
 EXAMPLE_QRELS = "example.qrels"
 INTERRUPTED = b"jaxrank: error: interrupted\n"
 CLOSED = "it is closed"  # why a standard stream started closed (`>&-`) cannot be used
@@ -250,8 +250,8 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
   ev.add_argument("--chunk-lines", type=int, default=None, metavar="N",
                   help="read and evaluate the run about N lines (whole queries) at a time, for "
                   "runs bigger than memory; same output. Each query's lines must come together. "
-                  "0: read the whole run at once. Default: run files of 64 MiB or more in chunks "
-                  "of 1,000,000 lines (read whole if their queries' lines are not together), "
+                  "0: read the whole run at once. Default: run files of 16 MiB or more in chunks "
+                  "of 250,000 lines (read whole if their queries' lines are not together), "
                   "smaller ones whole")
   ev.add_argument("--no-cache", action="store_true",
                   help=f"do not use the persistent compilation cache ({CACHE_ENV}=off does the "
