@@ -344,7 +344,10 @@ class HostMetricState:
       >>> HostMetricState.init("mrr").update([[0.1, 0.2], [0.5]], [[1, 0], [1]]).counts
       (2,)
     """
-    from jaxrank import numpy as jrn  # jaxrank.numpy imports this module
+    # Loaded here, not at the top: `jaxrank.MetricState` (this module) stays free of the NumPy
+    # face, the TREC layer and io (tests/test_layers.py lists this import). No cycle: the NumPy
+    # face does not import this module.
+    from jaxrank import numpy as jrn
     return self._add(jrn.evaluate(scores, labels, list(self.metrics), where=where,
                                   **self.options))
 
