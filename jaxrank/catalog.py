@@ -344,10 +344,10 @@ def ranks(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
     top_k: also return the ``top_k`` best non-excluded ids and their scores per user.
     user_block, item_block: tile sizes (default :func:`default_block_sizes`); results never
       depend on them.
-    method: ``"count"`` (compare every tile score with every held-out score, in one pass over
-      the tile for up to 32 held-out items per user; fastest on accelerators, and on CPU for
-      up to 32), ``"histogram"`` (place each tile score among the user's sorted held-out scores
-      and histogram the places; on CPU beyond 32) or ``"auto"`` (by backend and count).
+    method: ``"count"`` (compare every tile score with every held-out score: one pass over the
+      tile per 32 held-out items per user), ``"histogram"`` (place each tile score among the
+      user's sorted held-out scores and histogram the places; 4-9x slower on CPU) or
+      ``"auto"`` (``"count"``).
 
   Example:
     >>> import jax.numpy as jnp
@@ -389,9 +389,8 @@ def ranks(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
   if score_fn is dot:
     _check_dot_range(q, items)
   _check_scorer(score_fn, q, items, ub, ib)
-  if method == "auto":  # on a CPU, the histogram beyond FUSED_COUNT held-out items per user
-    method = "histogram" if jax.default_backend() == "cpu" and rel.shape[1] > FUSED_COUNT \
-        else "count"
+  if method == "auto":  # measured faster everywhere it was measured (bench/RESULTS.md)
+    method = "count"
   # A grade of 0 drops the slot (from_sparse keeps such an id only as a judged non-relevant item,
   # which only bpref, infap and judged read; evaluate refuses those).
   used = jnp.where(grades > 0, rel, -1)
@@ -531,9 +530,10 @@ def _top_order(scores, valid, k, keys=None):
   return idx
 
 
-# Up to this many held-out items per user, "count" compares a tile with each of them in one
-# variadic reduction (one pass over the tile, 2r outputs): 2,048 users x 50,000 items, r = 10 on
-# CPU, 0.11 s for the counts against 1.5 s for the [u, r, items] comparison (bench/RESULTS.md).
+# "count" compares a tile with this many held-out items per user in one variadic reduction (one
+# pass over the tile, 2 outputs per item): 2,048 users x 50,000 items, r = 10 on CPU, 0.11 s for
+# the counts against 1.5 s for the [u, r, items] comparison; more items take one pass per group
+# of this many (r = 64: 1.05 s in all against 9.0 s by the histogram; bench/RESULTS.md).
 FUSED_COUNT = 32
 
 
@@ -551,15 +551,9 @@ def _fused_counts(keys, valid, thr, ids=None, rel=None):
   return tuple(jnp.stack(sums[i * r:(i + 1) * r], axis=1) for i in range(len(ops) // r))
 
 
-def _count(keys, valid, thr, method):
+def _histogram_counts(keys, valid, thr):
   """``(gt, ge)`` ``[u, r]``: valid tile items keyed above / at or above each of ``thr``
-  (``histogram`` needs ``thr`` sorted ascending per row), beyond :data:`FUSED_COUNT`."""
-  if method == "count":
-    above = keys[:, None, :] > thr[:, :, None]
-    at = keys[:, None, :] == thr[:, :, None]
-    v = valid[:, None, :]
-    gt = jnp.sum(above & v, axis=-1, dtype=jnp.int32)
-    return gt, gt + jnp.sum(at & v, axis=-1, dtype=jnp.int32)
+  (sorted ascending per row), by ``method="histogram"``."""
   # Each item's place among the sorted thresholds (a short reduction over r per item), then a
   # histogram of the places: item j is above threshold t (1-based) iff below_j >= t.
   u, r = thr.shape
@@ -600,11 +594,14 @@ def _scan_items(q, items, thr, rel, ex, *, start, stop, score_fn, ib, k, ties, m
     excluded = jnp.zeros((u, ib), bool).at[rows, local].set(True, mode="drop")
     valid = (ids >= first) & ~excluded
     before = state.before
-    if method == "count" and r <= FUSED_COUNT:  # one pass over the tile
-      gt, ge, *tied = _fused_counts(keys, valid, thr, *((ids, rel) if ties == "first" else ()))
+    if method == "count":  # one pass over the tile per FUSED_COUNT held-out items
+      groups = [_fused_counts(keys, valid, thr[:, g:g + FUSED_COUNT],
+                              *((ids, rel[:, g:g + FUSED_COUNT]) if ties == "first" else ()))
+                for g in range(0, r, FUSED_COUNT)]
+      gt, ge, *tied = (jnp.concatenate(parts, axis=1) for parts in zip(*groups))
       before = before + sum(tied)
     else:
-      gt, ge = _count(keys, valid, thr, method)
+      gt, ge = _histogram_counts(keys, valid, thr)
       if ties == "first":
         tied = (keys[:, None, :] == thr[:, :, None]) & (ids[:, None, :] < rel[:, :, None])
         before = before + jnp.sum(tied & valid[:, None, :], axis=-1, dtype=jnp.int32)

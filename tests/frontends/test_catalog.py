@@ -287,12 +287,15 @@ def test_score_fn_of_another_kind_is_refused():
 
 
 @pytest.mark.parametrize("method, r", [("count", 3), ("count", catalog.FUSED_COUNT),
-                                       ("count", catalog.FUSED_COUNT + 1), ("histogram", 3),
+                                       ("count", catalog.FUSED_COUNT + 1),
+                                       ("count", 2 * catalog.FUSED_COUNT + 5), ("histogram", 3),
+                                       ("histogram", catalog.FUSED_COUNT + 1),
                                        ("auto", catalog.FUSED_COUNT + 1)])
 @pytest.mark.parametrize("ties", ["average", "first"])
 def test_each_count_form_equals_materialised(method, r, ties):
-  # "count" takes one variadic reduction per tile up to FUSED_COUNT held-out items per user and
-  # the [users, r, items] comparison beyond; both, and the histogram, give the materialised ranks.
+  # "count" takes one variadic reduction per tile for each group of FUSED_COUNT held-out items
+  # per user (the last group shorter); every group count, and the histogram, give the
+  # materialised ranks.
   q, it, rel, ex, _ = workload(5, users=6, items=80, r=r, e=5)
   scores, excluded = materialised(q, it, rel, ex, None)
   out = catalog.ranks(q, it, rel, exclude_ids=ex, ties=ties, user_block=4, item_block=24,
