@@ -13,10 +13,10 @@ Two workloads, both built on the device with ``jax.random`` (key 0) and timed as
     ``hit_rate`` (k=10). Baseline: jitted ``jnp.max(cand, axis=-1)``, a single read of the scores.
 
 (c) Full-catalog evaluation: ``--users`` x ``--catalog`` float32 embeddings of ``--dim``
-    (default 100,000 x 1,000,000 x 64), 10 held-out and 50 seen items per user, five metrics and
-    the top 20 by ``jaxrank.catalog.evaluate(method="count")`` (and ``"auto"``). Baseline: the
-    same tiles by hand, a jitted blocked matmul with the seen items masked and ``lax.top_k``
-    merged per tile (``bench_catalog.blocked_top_k``: top-k ids only, no ranks).
+    (default 100,000 x 1,000,000 x 64), ``--held-out`` (10) and 50 seen items per user, five
+    metrics and the top 20 by ``jaxrank.catalog.evaluate(method="count")`` (and ``"auto"``).
+    Baseline: the same tiles by hand, a jitted blocked matmul with the seen items masked and
+    ``lax.top_k`` merged per tile (``bench_catalog.blocked_top_k``: top-k ids only, no ranks).
 (d) Streaming evaluation in a training loop: ``MetricState.update`` jitted, ``--state-steps``
     batches of ``--state-batch`` x ``--items`` scores and graded labels (``max_relevant=16``),
     five metrics. Baseline: the same number of jitted ``lax.top_k(scores, 10)`` calls.
@@ -98,10 +98,11 @@ def workload_candidates(lists: int, candidates: int):
   return jax.block_until_ready((pos, cand))
 
 
-def rows_catalog(users: int, items: int, dim: int, repeats: int) -> tuple[list, dict]:
+def rows_catalog(users: int, items: int, dim: int, held_out: int,
+                 repeats: int) -> tuple[list, dict]:
   """(c): catalog.evaluate, count and auto, against the by-hand blocked matmul + top_k."""
-  q, it, rel, seen = (jnp.asarray(x) for x in catalog_workload(users, items, dim, 10, 50))
-  ub, ib = catalog.default_block_sizes(users, items, relevant=10, k=20)
+  q, it, rel, seen = (jnp.asarray(x) for x in catalog_workload(users, items, dim, held_out, 50))
+  ub, ib = catalog.default_block_sizes(users, items, relevant=held_out, k=20)
 
   def run(method):
     return jax.jit(lambda q, it, rel, seen: catalog.evaluate(
@@ -114,7 +115,7 @@ def rows_catalog(users: int, items: int, dim: int, repeats: int) -> tuple[list, 
   for method in ("count", "auto"):
     fn = run(method)
     med, best = median_ms(fn, q, it, rel, seen, repeats=repeats)
-    rows.append(("c", f"{users} x {items} x d{dim}, 10 held-out, 50 seen, top-20 (tiles "
+    rows.append(("c", f"{users} x {items} x d{dim}, {held_out} held-out, 50 seen, top-20 (tiles "
                  f"{ub} x {ib})" if method == "count" else "",
                  f"catalog.evaluate(method={method!r}), five metrics + top_k", med, best,
                  med / h_med))
@@ -163,6 +164,7 @@ def main(argv=None) -> None:
   parser.add_argument("--users", type=int, default=100_000, help="(c) users")
   parser.add_argument("--catalog", type=int, default=1_000_000, help="(c) catalog items")
   parser.add_argument("--dim", type=int, default=64, help="(c) embedding dimension")
+  parser.add_argument("--held-out", type=int, default=10, help="(c) held-out items per user")
   parser.add_argument("--state-batch", type=int, default=4096, help="(d) lists per batch")
   parser.add_argument("--state-steps", type=int, default=20, help="(d) batches per stream")
   parser.add_argument("--only", type=str, default="a,b,c,d", help="workloads to run")
@@ -206,7 +208,7 @@ def main(argv=None) -> None:
              ("b", "", "jit(jnp.max(cand, axis=-1)) (single read, baseline)", m_med, m_best,
               1.0)]
   if "c" in only:
-    more, found = rows_catalog(args.users, args.catalog, args.dim, args.repeats)
+    more, found = rows_catalog(args.users, args.catalog, args.dim, args.held_out, args.repeats)
     rows, means = rows + more, means | found
   if "d" in only:
     more, found = rows_state(args.state_batch, args.items, args.state_steps, args.repeats)
