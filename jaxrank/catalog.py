@@ -533,7 +533,7 @@ def _top_order(scores, valid, k, keys=None):
 # "count" compares a tile with this many held-out items per user in one variadic reduction (one
 # pass over the tile, 2 outputs per item): 2,048 users x 50,000 items, r = 10 on CPU, 0.11 s for
 # the counts against 1.5 s for the [u, r, items] comparison; more items take one pass per group
-# of this many (r = 64: 1.05 s in all against 9.0 s by the histogram; bench/RESULTS.md).
+# of this many (r = 64: 1.03 s in all against 9.0 s by the histogram; bench/RESULTS.md).
 FUSED_COUNT = 32
 
 
