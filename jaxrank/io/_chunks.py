@@ -113,8 +113,7 @@ def _chunks(f: Input, name: str, close: Callable[[], None] | None, max_lines: in
     if close is not None:
       stack.callback(close)
     builder, hint = builder_for(), max_lines
-    blocks = stack.enter_context(contextlib.closing(split_blocks(f, name, RUN, threaded=True,
-                                                                  judged=judged)))
+    blocks = stack.enter_context(contextlib.closing(split_blocks(f, name, RUN, threaded=True)))
     for b, line in blocks:
       pos = 0
       while pos < b.n:

@@ -87,16 +87,15 @@ class Judged:
     return hit, at
 
   def code(self, buf: np.ndarray, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
-           h: np.ndarray, keep: np.ndarray, own: Vocab,
-           found: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+           h: np.ndarray, keep: np.ndarray, own: Vocab) -> np.ndarray:
     """Codes of the ids at ``starts`` of the padded buffer ``buf`` (windows ``win``; as
-    :meth:`rows_of`, whose result ``found`` is if given) that a judged-only reader codes:
+    :meth:`rows_of`) that a judged-only reader codes:
     the judged ones (their qrels code: no table insert) and the others where ``keep`` (``n +``
     their code in ``own``, ``n`` the qrels' number of documents); -1 for the rest. A document
     is judged or not wherever it occurs, so it gets one code. ``keep`` is cleared at the judged
     rows. :meth:`vocabulary` makes them codes of one :class:`Ids`."""
     codes = np.full(h.size, -1, np.int64)
-    hit, at = self.rows_of(win, starts, lens, h) if found is None else found
+    hit, at = self.rows_of(win, starts, lens, h)
     codes[hit] = at
     keep[hit] = False
     rest = np.flatnonzero(keep)
@@ -170,11 +169,9 @@ class JudgedBuilder(Builder):
     else:
       self.open_q = int(q_codes[-1])
       self.open_doc, self.open_score = doc_key[carried + last:], score_key[carried + last:]
-    rows, at = b.judged  # found by the reading thread
-    i, j = np.searchsorted(rows, [lo, hi])
     assert self.d is not None  # made by add() before it calls this
     return self.judged.code(b.buf, b.win, b.d_start[lo:hi], b.d_len[lo:hi], b.d_hash[lo:hi],
-                            keep, self.d, found=(rows[i:j] - lo, at[i:j]))
+                            keep, self.d)
 
   def run(self) -> Run:
     if self.d is None:

@@ -5,7 +5,6 @@ their numbers read: :func:`split_blocks`, in a second thread for large inputs.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
-from typing import Protocol
 
 import numpy as np
 
@@ -68,7 +67,7 @@ class Block:
   number of line ends in the block."""
 
   __slots__ = ("buf", "win", "n", "lines", "q_start", "q_len", "q_hash", "d_start", "d_len",
-               "d_hash", "ints", "floats", "nlines", "nbytes", "judged")
+               "d_hash", "ints", "floats", "nlines", "nbytes")
   buf: np.ndarray  # the padded buffer
   win: np.ndarray  # its 8-byte windows
   n: int  # data rows
@@ -83,7 +82,6 @@ class Block:
   floats: np.ndarray | None  # the score (None for qrels)
   nlines: int  # line ends in the block
   nbytes: int
-  judged: tuple[np.ndarray, np.ndarray]  # set by split_blocks(judged=...): Judged.rows_of
 
   def tag(self, row: int) -> str:
     """The run tag (6th field) of row ``row``'s line, read from the end of its document id
@@ -195,26 +193,16 @@ def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: Format, name: str,
 _AHEAD = 32  # blocks split ahead of the caller (while it evaluates a chunk, say)
 
 
-class JudgedRows(Protocol):
-  """What :func:`split_blocks` asks which rows are judged (``jaxrank.io._judged.Judged``)."""
-
-  def rows_of(self, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
-              h: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
-
-
-def split_blocks(f: Input, name: str, fmt: Format, *, threaded: bool,
-                 judged: JudgedRows | None = None) -> Generator[tuple[Block, int], None, None]:
+def split_blocks(f: Input, name: str, fmt: Format, *,
+                 threaded: bool) -> Generator[tuple[Block, int], None, None]:
   """The content's blocks split into rows (:func:`_split_block`), with the number of lines
   before each. ``threaded``: a second thread reads and splits the next block while the caller
   codes this one (NumPy releases the GIL in both, so two cores overlap them); errors reach the
-  caller in order, at the block they belong to. ``judged``: the same thread also finds each
-  block's judged documents (``b.judged``, :meth:`Judged.rows_of`)."""
+  caller in order, at the block they belong to."""
   def split() -> Iterator[tuple[Block, int]]:
     line = 0
     for buf, lo, hi in blocks(f, name, buffers=_AHEAD + 3 if threaded else 1):
       b = _split_block(buf, lo, hi, fmt, name, line)
-      if judged is not None:
-        b.judged = judged.rows_of(b.win, b.d_start, b.d_len, b.d_hash)
       yield b, line
       line += b.nlines
 
