@@ -22,15 +22,13 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-import os
-import re
 from typing import TYPE_CHECKING, Any
 
+from jaxrank import _lazy
 from jaxrank._version import __version__ as __version__
 
 # The public names, one import each. Type checkers and readers take them from here; at run time
-# each is imported on first use (below), so `import jaxrank` is quick and the command line
+# each is imported on first use (jaxrank._lazy), so `import jaxrank` is quick and the command line
 # (`jaxrank evaluate` on a small run) does not pay for importing JAX before it needs it.
 if TYPE_CHECKING:
   from jaxrank import compare, linkpred, stats
@@ -165,30 +163,12 @@ __all__ = [
 ]
 
 
-def _sources() -> dict[str, str]:
-  """{public name: its module} read from the ``TYPE_CHECKING`` block above (one declaration)."""
-  with open(os.path.join(os.path.dirname(__file__), "__init__.py"), encoding="utf-8") as f:
-    text = f.read()
-  block = text[text.index("if TYPE_CHECKING:"):text.index("\n__all__")]
-  out = {}
-  for module, grouped, line in re.findall(r"from ([\w.]+) import (?:\(([^)]*)\)|([^\n(]*))", block):
-    for name in (grouped or line).replace(",", " ").split():
-      out[name] = f"{module}.{name}" if module == "jaxrank" else module
-  return out
-
-
-_SOURCES = _sources()
+_SOURCES = _lazy.sources(__file__, __name__)
 
 
 def __getattr__(name: str) -> Any:
   """Imports a public name's module on first use (PEP 562) and keeps the name here."""
-  source = _SOURCES.get(name)
-  if source is None:
-    raise AttributeError(f"module 'jaxrank' has no attribute {name!r}")
-  module = importlib.import_module(source)
-  value = module if source == f"jaxrank.{name}" else getattr(module, name)
-  globals()[name] = value
-  return value
+  return _lazy.attribute(globals(), __name__, _SOURCES, name)
 
 
 def __dir__() -> list[str]:

@@ -5,7 +5,7 @@ The layers, lowest first (docs/architecture.md draws them):
 ====  ===========================================================  ===============================
 rank  packages                                                     what they hold
 ====  ===========================================================  ===============================
-0     ``jaxrank.io``                                               TREC files, ids, dicts (NumPy)
+0     ``jaxrank.io``, ``_version``, ``_lazy``                      TREC files, ids, dicts (NumPy)
 1     ``jaxrank._core``                                            the JAX rank core
 2     ``jaxrank._soft``, ``jaxrank._host``                         soft metrics; host paths
 3     ``jaxrank._trec``                                            trec_eval measures on runs
@@ -32,7 +32,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "jaxrank"
 
 RANKS = {
-    "jaxrank._version": 0, "jaxrank.io": 0,
+    "jaxrank._version": 0, "jaxrank._lazy": 0, "jaxrank.io": 0,
     "jaxrank._core": 1,
     "jaxrank._soft": 2, "jaxrank._host": 2,
     "jaxrank._trec": 3,
