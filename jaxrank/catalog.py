@@ -74,6 +74,7 @@ from jaxrank._core import metrics as _metrics
 from jaxrank._core import options as _options
 from jaxrank._core import ranks as _ranks
 from jaxrank._core import table as _table
+from jaxrank._core.names import DEFAULT_METRICS
 from jaxrank._core.ranks import Ranks
 
 __all__ = ["Result", "default_block_sizes", "dot", "dot_accumulator", "evaluate", "pad_csr",
@@ -405,7 +406,7 @@ def ranks(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
 
 @_options.takes(_options.FACE_OPTIONS, after="reduce")
 def evaluate(query_emb: ArrayLike, item_emb: ArrayLike, relevant_ids: Any,
-             metrics: Sequence[str] = _compute.DEFAULT_METRICS, *,
+             metrics: Sequence[str] = DEFAULT_METRICS, *,
              relevant_grades: ArrayLike | None = None, exclude_ids: Any = None,
              score_fn: Callable[[jax.Array, jax.Array], jax.Array] | None = None,
              top_k: int | None = None, reduce: str | None = None,

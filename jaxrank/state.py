@@ -45,6 +45,7 @@ from jaxrank._core import compute as _compute
 from jaxrank._core import metrics as _metrics
 from jaxrank._core import options as _options
 from jaxrank._core.formulas import Options
+from jaxrank._core.names import DEFAULT_METRICS
 from jaxrank._core.ranks import Ranks
 
 __all__ = ["HostMetricState", "MetricState"]
@@ -112,7 +113,7 @@ class MetricState:
 
   @classmethod
   @_options.takes(_options.FACE_OPTIONS + ("max_relevant", "method"))
-  def init(cls, metrics: Sequence[str] | str = _compute.DEFAULT_METRICS,
+  def init(cls, metrics: Sequence[str] | str = DEFAULT_METRICS,
            **options: Any) -> MetricState:
     """An empty state for ``metrics`` (names as in :func:`jaxrank.evaluate`) and options.
 
@@ -308,7 +309,7 @@ class HostMetricState:
 
   @classmethod
   @_options.takes(_options.FACE_OPTIONS, first=("ties",))
-  def init(cls, metrics: Sequence[str] | str = _compute.DEFAULT_METRICS,
+  def init(cls, metrics: Sequence[str] | str = DEFAULT_METRICS,
            **options: Any) -> HostMetricState:
     """An empty host state; options as in :func:`jaxrank.numpy.evaluate`.
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -61,6 +62,39 @@ def test_the_face_is_one_list():
   assert sorted(jaxrank.__all__) == sorted(PUBLIC["jaxrank"].split())
   assert sorted(jaxrank._SOURCES) == sorted(jaxrank.__all__)
   assert set(jaxrank.__all__) <= set(dir(jaxrank))
+
+
+def test_the_numpy_face_imports_what_needs_jax_on_first_use():
+  import jaxrank.numpy as jrn
+  assert sorted(jrn._SOURCES) == ["evaluate", "evaluate_ranked"]
+  assert sorted(jrn.__all__) == sorted(PUBLIC["jaxrank.numpy"].split())
+  assert set(jrn.__all__) <= set(dir(jrn))
+  from jaxrank.numpy._arrays import evaluate
+  from jaxrank.numpy._ids import evaluate_ranked
+  assert jrn.evaluate is evaluate and jrn.evaluate_ranked is evaluate_ranked
+  with pytest.raises(AttributeError, match="module 'jaxrank.numpy' has no attribute 'nope'"):
+    jrn.nope  # noqa: B018
+
+
+def test_evaluate_run_does_not_import_jax():
+  # trec_eval's measures, an ir_measures name and a jaxrank name, from dicts and from io:
+  # all on the host; jaxrank.numpy.evaluate (arrays) then imports JAX on first use.
+  code = textwrap.dedent("""
+      import sys
+      from jaxrank import io
+      from jaxrank import numpy as jrn
+      run, qrels = {"q": {"a": 2.0, "b": 1.0, "c": 1.0}}, {"q": {"b": 1, "c": 2}}
+      names = ["map", "ndcg_cut_10", "P_5", "recip_rank", "bpref", "nDCG@10", "mrr@10"]
+      out = jrn.evaluate_run(run, qrels, names, reduce="mean")
+      again = jrn.evaluate_runs({"r": io.as_run(run)}, io.as_qrels(qrels), names, reduce="mean")
+      assert again["r"] == out, (again, out)
+      assert "jax" not in sys.modules, sorted(m for m in sys.modules if m.startswith("jax"))
+      print(round(out["map"], 4), float(jrn.evaluate([[2.0, 1.0]], [[0, 1]], ["map"])["map"][0]))
+      assert "jax" in sys.modules
+      """)
+  out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+  assert out.returncode == 0, out.stderr[-2000:]
+  assert out.stdout.split() == ["0.5833", "0.5"]
 
 
 def test_import_jaxrank_does_not_import_jax():

@@ -188,9 +188,6 @@ def names_metrics(x: Any) -> bool:
   return (isinstance(x, (list, tuple)) and len(x) > 0 and all(isinstance(v, str) for v in x))
 
 
-DEFAULT_METRICS = ("ndcg@10", "map", "mrr", "precision@10", "recall@10")
-
-
 def metrics_second(first: Any, second: Any, metrics: Any, default: Sequence[str]):
   """``(second, metrics)``, or ``(None, second)`` for ``evaluate(ranks, ["map", ...])``: a Ranks
   needs no labels (or candidates), so a list of names second is the metrics."""

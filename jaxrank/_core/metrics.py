@@ -32,9 +32,9 @@ from jaxrank._core import formulas as _formulas
 from jaxrank._core import irnames as _irnames
 from jaxrank._core import options as _options
 from jaxrank._core import table as _table
-from jaxrank._core.compute import (DEFAULT_METRICS, check_used, compute, make_options,
-                                   metric_list, metrics_second, skip_mean)
-from jaxrank._core.names import parse_metric
+from jaxrank._core.compute import (check_used, compute, make_options, metric_list,
+                                   metrics_second, skip_mean)
+from jaxrank._core.names import DEFAULT_METRICS, parse_metric
 from jaxrank._core.options import OPTIONS
 from jaxrank._core.ranks import Ranks
 

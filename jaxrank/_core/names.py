@@ -7,6 +7,9 @@ import re
 
 from jaxrank._core import table as _table
 
+# What jaxrank.evaluate, jaxrank.numpy's entry points and MetricState compute when not told.
+DEFAULT_METRICS = ("ndcg@10", "map", "mrr", "precision@10", "recall@10")
+
 
 def parse_metric(name: str) -> tuple[str, int | None]:
   """``"ndcg@10"`` -> ``("ndcg", 10)``; ``"map"`` -> ``("average_precision", None)``.

@@ -23,13 +23,32 @@ alone; padding never changes a result.
 
 from __future__ import annotations
 
-from jaxrank._core.compute import DEFAULT_METRICS
-from jaxrank.numpy._arrays import evaluate
-from jaxrank.numpy._ids import evaluate_ranked
+from typing import TYPE_CHECKING, Any
+
+from jaxrank import _lazy
+from jaxrank._core.names import DEFAULT_METRICS
 from jaxrank.numpy._runs import evaluate_run
 from jaxrank.numpy._runs import evaluate_runs
 
+# Imported on first use (jaxrank._lazy): they import JAX, which evaluate_run on trec_eval's
+# measures never needs (`from jaxrank import numpy` then costs no `import jax`).
+if TYPE_CHECKING:
+  from jaxrank.numpy._arrays import evaluate
+  from jaxrank.numpy._ids import evaluate_ranked
+
 __all__ = ["DEFAULT_METRICS", "evaluate", "evaluate_ranked", "evaluate_run", "evaluate_runs"]
+
+_SOURCES = _lazy.sources(__file__, __name__)
+
+
+def __getattr__(name: str) -> Any:
+  """Imports ``evaluate`` or ``evaluate_ranked`` on first use (PEP 562) and keeps it here."""
+  return _lazy.attribute(globals(), __name__, _SOURCES, name)
+
+
+def __dir__() -> list[str]:
+  return sorted(set(globals()) | set(__all__))
+
 
 # A run dict of more rows, asking trec_eval measures only, is evaluated this many rows at a time
 # (evaluate_run reads it here when called, so it can be set here).

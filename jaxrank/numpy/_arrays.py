@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 
 from jaxrank._core import checks as _checks
 from jaxrank._core import options as _options
-from jaxrank._core.compute import DEFAULT_METRICS
+from jaxrank._core.names import DEFAULT_METRICS
 from jaxrank._host import kernels
 from jaxrank.numpy import _inputs
 from jaxrank.numpy._inputs import Result as _Result

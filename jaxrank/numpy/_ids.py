@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 
 from jaxrank._core import checks as _checks
 from jaxrank._core import options as _options
-from jaxrank._core.compute import DEFAULT_METRICS
+from jaxrank._core.names import DEFAULT_METRICS
 from jaxrank._host import kernels
 from jaxrank._host import ranks as _hostranks
 from jaxrank.numpy import _inputs

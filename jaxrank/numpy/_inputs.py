@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from jaxrank._core import compute as _compute
-from jaxrank._core import metrics as _metrics
+from jaxrank._core import names as _names
+from jaxrank._core import options as _options
 from jaxrank._trec import table as _trec
 
 Result = dict[str, Any]  # {metric: values} (arrays, {key: float} dicts or floats)
@@ -17,7 +17,7 @@ Result = dict[str, Any]  # {metric: values} (arrays, {key: float} dicts or float
 
 def make_options(ties: str, **kw):
   """The rank core's options; trec_eval's ordered policies (``trec``) read as ``first``."""
-  return _compute.make_options(ties="first" if ties in _trec.ORDERED else ties, **kw)
+  return _options.make_options(ties="first" if ties in _trec.ORDERED else ties, **kw)
 
 
 def metric_specs(metrics) -> tuple[list[str], tuple]:
@@ -27,7 +27,7 @@ def metric_specs(metrics) -> tuple[list[str], tuple]:
   metrics = list(metrics)
   if not metrics:
     raise ValueError("metrics must name at least one metric, got an empty list")
-  return metrics, tuple(_metrics.parse_metric(m) for m in metrics)
+  return metrics, tuple(_names.parse_metric(m) for m in metrics)
 
 
 def check_reduce(reduce):
