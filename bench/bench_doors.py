@@ -254,6 +254,18 @@ def child_api(spec: dict[str, Any]) -> None:
                     "first": first, "map": mean_map}))
 
 
+def child_api_once(spec: dict[str, Any]) -> None:
+  """jaxrank's Python door as a user's script: import, read both files, ``jrn.evaluate_run`` of
+  every trec_eval measure jaxrank computes (``all_trec``'s values), once; prints the MAP."""
+  from jaxrank import io
+  from jaxrank import numpy as jrn
+  from jaxrank._trec import table
+  names = [n for r in table.parse_measures(["all_trec"]) for n in r.names()]
+  out = jrn.evaluate_run(io.read_run(spec["run"]), io.read_qrels(spec["qrels"]), names)
+  print(json.dumps({"map": float(np.mean(list(out["map"].values()))),
+                    "jax": "jax" in sys.modules}))
+
+
 def child_pytrec(spec: dict[str, Any]) -> None:
   """pytrec_eval as a one-shot job: parse both files, construct, evaluate, average."""
   import pytrec_eval
@@ -394,6 +406,16 @@ def row_test_files(t: Table, a: argparse.Namespace, tmp: str) -> None:
         sanity=f"MAP {cli_value(cli[0]['stdout'], 'map'):.4f} / {pmap:.4f}")
   t.add("test-files", "peak RSS of the command above", rss, "pytrec_eval process", alt_rss,
         None, unit="MB")
+  api = child_runs(child_command("api-once", dict(run=run, qrels=qrels)), a.process_repeats,
+                   "jaxrank Python door", warmup=True)
+  out = json_line(api[0]["stdout"])
+  t.add("test-files", "a Python script: `from jaxrank import io, numpy`, `io.read_run`/"
+        "`read_qrels`, `jrn.evaluate_run` of all_trec's values, process wall"
+        f"{' (JAX imported)' if out['jax'] else ''}", statistics.median(r["wall"] for r in api),
+        alt, alt_wall, 2.0, target_text="<= 2 (within 2x)",
+        sanity=f"MAP {out['map']:.4f} / {pmap:.4f}")
+  t.add("test-files", "peak RSS of the script above", max(r["rss"] for r in api),
+        "pytrec_eval process", alt_rss, None, unit="MB")
 
 
 def row_sweep(t: Table, a: argparse.Namespace, tmp: str) -> None:
@@ -761,7 +783,8 @@ def machine() -> dict[str, Any]:
 
 def main() -> None:
   if sys.argv[1:2] == ["--child"]:
-    {"api": child_api, "pytrec": child_pytrec}[sys.argv[2]](json.loads(sys.argv[3]))
+    {"api": child_api, "api-once": child_api_once,
+     "pytrec": child_pytrec}[sys.argv[2]](json.loads(sys.argv[3]))
     return
   parser = argparse.ArgumentParser(
       description=__doc__.splitlines()[0],
