@@ -10,7 +10,8 @@ How the run is read. Whole, by default: trec_eval's measures and the other names
 evaluation (:func:`jaxrank._trec.irnames.evaluate_names`). In chunks of whole queries
 (:func:`jaxrank._trec.chunked.evaluate_chunks`, trec_eval's measures only) when asked (the
 command's ``--chunk-lines``) or, by :func:`chunking`, for a big run that asks trec_eval's
-measures only (a run file of 16 MiB, a run dict of more than a million rows). Where the run can
+measures only (a run file of :data:`AUTO_CHUNK_BYTES`, read :data:`AUTO_CHUNK_LINES` lines at a
+time by :func:`evaluate_file`; a run dict of more than a million rows). Where the run can
 be read twice (a file, a dict), chunks are read judged first (only judged documents and those
 that may tie get a code); when that reading cannot settle a run (:class:`jaxrank.io.NeedsFullRead`:
 equal hashes, a document listed twice, a query's lines apart), the door says what comes next:
@@ -22,6 +23,7 @@ asked ones raise it.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -32,6 +34,9 @@ from jaxrank._trec import irnames as _irnames
 from jaxrank._trec import table
 from jaxrank._trec.run import Result
 from jaxrank._trec.table import Request
+
+AUTO_CHUNK_BYTES = 16 << 20  # run files this large are evaluated in chunks unless told otherwise
+AUTO_CHUNK_LINES = 250_000  # their lines per chunk (measured: bench/RESULTS.md)
 
 
 def is_trec(name: Any) -> bool:
@@ -189,3 +194,61 @@ def evaluate_run(requests: Sequence[Request], names: Sequence[str], qrels: io.Qr
   return _irnames.evaluate_names(read(), qrels, names, requests, progress=progress, where=where,
                                  given=given, unique_docs=unique_docs, sources=sources,
                                  **run_options)
+
+
+def file_size(path: str) -> int:
+  """The size of the regular file ``path`` in bytes; 0 for ``-`` (standard input), a pipe or
+  anything that cannot be read twice."""
+  try:
+    return os.stat(path).st_size if path != "-" and os.path.isfile(path) else 0
+  except (OSError, TypeError, ValueError):
+    return 0
+
+
+def evaluate_file(requests: Sequence[Request], names: Sequence[str], qrels: io.Qrels,
+                  path: str, *, asked: int | None = None, what: str = "chunks",
+                  note: Callable[[str], None] = lambda text: None,
+                  progress: Callable[[int, int], None] | None = None, where: str,
+                  given: dict | None = None, options=None, sources=("run", "qrels"),
+                  **run_options) -> Result:
+  """:func:`evaluate_run` on the run file ``path`` (``-``: standard input), read as the command
+  reads it: whole, or in chunks of whole queries when asked (``asked`` lines, ``what`` naming
+  the option that asked) or when the file has :data:`AUTO_CHUNK_BYTES` or more (then
+  :data:`AUTO_CHUNK_LINES` lines at a time, judged documents first; read whole after all if
+  the queries' lines are not together). ``note(text)`` hears what is being read;
+  ``requests, names, qrels, progress, where, given, options, sources, run_options``: as
+  :func:`evaluate_run`'s.
+
+  Example:
+    >>> import os, tempfile
+    >>> from jaxrank import io
+    >>> from jaxrank._trec import plan, table
+    >>> folder = tempfile.mkdtemp()
+    >>> path = os.path.join(folder, "run.txt")
+    >>> with open(path, "wb") as f:
+    ...   _ = f.write(b"q Q0 a 1 2.0 t\\nq Q0 b 2 1.0 t\\n")
+    >>> res = plan.evaluate_file(table.parse_measures(["map"]), [], io.read_qrels(b"q 0 b 1\\n"),
+    ...                          path, where="example")
+    >>> res.summary["map"]
+    0.5
+  """
+  size = file_size(path)
+  chunks = chunking(names, asked=asked, size=size, auto_size=AUTO_CHUNK_BYTES,
+                    auto_rows=AUTO_CHUNK_LINES, what=what)
+
+  def read() -> io.Run:
+    note(f"reading {path}")
+    return io.read_run(path)
+
+  def read_chunks(judged: bool, lines: int) -> Iterable[io.Run]:
+    if judged:  # a file: its judged documents first (io.iter_judged_run_chunks)
+      return io.iter_judged_run_chunks(path, qrels, max_lines=lines)
+    return io.iter_run_chunks(path, max_lines=lines)
+
+  auto = chunks is not None and chunks.auto
+  return evaluate_run(
+      requests, names, qrels, chunks=chunks, read=read, read_chunks=read_chunks,
+      rereadable=bool(size), after_judged="whole" if auto else "chunks",
+      fallback=lambda: note(f"reading {path} whole"),
+      chunk_progress=lambda n: note(f"evaluating {path}: {n:,} lines"), progress=progress,
+      where=where, given=given, options=options, sources=sources, **run_options)

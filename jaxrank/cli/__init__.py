@@ -15,9 +15,9 @@ line, ``jaxrank: error: ...``, to stderr and exit non-zero; nothing is printed t
 whole evaluation succeeded. QRELS or RUN may be ``-`` (standard input, not both) and either may
 be gzip-compressed. ``--chunk-lines N`` reads and evaluates the run about N lines (whole queries)
 at a time, in memory bounded by N, with the whole file's output (:mod:`jaxrank._trec.chunked`); a run
-file of :data:`AUTO_CHUNK_BYTES` or more is evaluated so by default, 250,000 lines at a time
-(faster, in a fraction of the memory), and read whole after all if its queries' lines are not
-together.
+file of 16 MiB or more is evaluated so by default, 250,000 lines at a time (faster, in a fraction
+of the memory; :func:`jaxrank._trec.plan.evaluate_file`), and read whole after all if its
+queries' lines are not together.
 """
 
 from __future__ import annotations
@@ -40,8 +40,6 @@ from jaxrank.cli._args import check_cut_and_level, check_stdin
 # before anything imports JAX; _trec, io and compare are imported when needed (by _parser and
 # main).
 
-AUTO_CHUNK_BYTES = 16 << 20  # run files this large are evaluated in chunks unless told otherwise
-AUTO_CHUNK_LINES = 250_000  # their lines per chunk (measured: bench/RESULTS.md)
 EXAMPLE_QRELS = "example.qrels"
 INTERRUPTED = b"jaxrank: error: interrupted\n"
 CLOSED = "it is closed"  # why a standard stream started closed (`>&-`) cannot be used
@@ -453,15 +451,6 @@ def _csv(text: str) -> str:
   return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\n') else text
 
 
-def _file_size(path: str) -> int:
-  """The size of the regular file ``path`` in bytes; 0 for ``-`` (standard input), a pipe or
-  anything that cannot be read twice."""
-  try:
-    return os.stat(path).st_size if path != "-" and os.path.isfile(path) else 0
-  except (OSError, TypeError, ValueError):
-    return 0
-
-
 def evaluate_command(args: argparse.Namespace) -> str:
   """Runs ``jaxrank evaluate`` and returns the complete output text."""
   from jaxrank import io
@@ -495,29 +484,11 @@ def evaluate_command(args: argparse.Namespace) -> str:
   progress = _Progress()
 
   def evaluate(path: str):
-    size = _file_size(path)
-    chunks = _plan.chunking(names, asked=args.chunk_lines, size=size,
-                            auto_size=AUTO_CHUNK_BYTES, auto_rows=AUTO_CHUNK_LINES,
-                            what="--chunk-lines")
-
-    def read() -> io.Run:
-      progress.note(f"reading {path}")
-      return io.read_run(path)
-
-    def read_chunks(judged: bool, lines: int):
-      if judged:  # a file: its judged documents first (io.iter_judged_run_chunks)
-        return io.iter_judged_run_chunks(path, qrels, max_lines=lines)
-      return io.iter_run_chunks(path, max_lines=lines)
-
-    auto = chunks is not None and chunks.auto
-    return _plan.evaluate_run(
-        requests, names, qrels, chunks=chunks, read=read, read_chunks=read_chunks,
-        rereadable=bool(size), after_judged="whole" if auto else "chunks",
-        fallback=lambda: progress.note(f"reading {path} whole"),
-        chunk_progress=lambda n: progress.note(f"evaluating {path}: {n:,} lines"),
-        progress=progress, where="`jaxrank evaluate`", ties=args.ties, float32=args.float32,
-        max_docs=args.max_docs, complete=args.complete, threshold=args.level,
-        sources=(path, args.qrels))
+    return _plan.evaluate_file(
+        requests, names, qrels, path, asked=args.chunk_lines, what="--chunk-lines",
+        note=progress.note, progress=progress, where="`jaxrank evaluate`", ties=args.ties,
+        float32=args.float32, max_docs=args.max_docs, complete=args.complete,
+        threshold=args.level, sources=(path, args.qrels))
 
   try:
     progress.note(f"reading {args.qrels}")

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from jaxrank import cli, io
+from jaxrank._trec import plan
 from jaxrank.io import _files, _judged, _reader
 from jaxrank.io._chunks import iter_judged_run_chunks
 
@@ -50,7 +51,7 @@ def small_blocks(monkeypatch):
   """Blocks of a few hundred bytes, split in the reading thread: queries cross blocks."""
   monkeypatch.setattr(_files, "BLOCK", 256)
   monkeypatch.setattr(_reader, "_PIPELINE", 0)
-  monkeypatch.setattr(cli, "AUTO_CHUNK_BYTES", 1)
+  monkeypatch.setattr(plan, "AUTO_CHUNK_BYTES", 1)
 
 
 @pytest.fixture
@@ -89,7 +90,7 @@ def test_judged_chunks_print_what_the_whole_run_prints(tmp_path, capsys, monkeyp
   assert code == 0 and whole.count("\n") > 40, note
   assert readers == ["whole"]
   readers.clear()
-  monkeypatch.setattr(cli, "AUTO_CHUNK_LINES", lines)
+  monkeypatch.setattr(plan, "AUTO_CHUNK_LINES", lines)
   assert run_cli(capsys, [*options, qrels, run]) == (0, whole, note)
   assert readers == ["judged"]  # and nothing read again
 

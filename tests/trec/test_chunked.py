@@ -11,6 +11,7 @@ import pytest
 
 from jaxrank import cli, io
 from jaxrank._trec import chunked as _chunked
+from jaxrank._trec import plan
 from jaxrank._trec import table as _trec
 from jaxrank._trec import run as _run
 
@@ -189,15 +190,15 @@ def test_bad_chunk_lines_is_one_line(tmp_path, capsys):
                  "whole run), got -5\n")
 
 
-# Automatic chunks: `jaxrank evaluate` on a run file of cli.AUTO_CHUNK_BYTES or more evaluates it
-# in chunks of cli.AUTO_CHUNK_LINES lines unless --chunk-lines says otherwise; a run whose queries'
-# lines are not together is read whole after all. Both thresholds are lowered here, so the small
-# files of trec_eval's test suite take the automatic path.
+# Automatic chunks: `jaxrank evaluate` on a run file of plan.AUTO_CHUNK_BYTES or more evaluates
+# it in chunks of plan.AUTO_CHUNK_LINES lines unless --chunk-lines says otherwise; a run whose
+# queries' lines are not together is read whole after all. Both thresholds are lowered here, so
+# the small files of trec_eval's test suite take the automatic path.
 
 
 def _small_thresholds(monkeypatch, lines=2):
-  monkeypatch.setattr(cli, "AUTO_CHUNK_BYTES", 1)
-  monkeypatch.setattr(cli, "AUTO_CHUNK_LINES", lines)
+  monkeypatch.setattr(plan, "AUTO_CHUNK_BYTES", 1)
+  monkeypatch.setattr(plan, "AUTO_CHUNK_LINES", lines)
 
 
 def _counting_chunks(monkeypatch) -> list:
@@ -250,7 +251,7 @@ def test_what_is_never_chunked_by_default(tmp_path, capsys, monkeypatch):
   qrels, run = DATA / "qrels.test", DATA / "results.test"
   calls = _counting_chunks(monkeypatch)
   assert run_cli(capsys, ["-m", "map", qrels, run])[0] == 0  # smaller than AUTO_CHUNK_BYTES
-  assert run.stat().st_size < cli.AUTO_CHUNK_BYTES
+  assert run.stat().st_size < plan.AUTO_CHUNK_BYTES
   _small_thresholds(monkeypatch)
   assert run_cli(capsys, ["-m", "map", "--chunk-lines", 0, qrels, run])[0] == 0
   assert run_cli(capsys, ["-m", "AP", "-m", "map", qrels, run])[0] == 0  # an ir_measures name
