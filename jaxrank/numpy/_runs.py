@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
@@ -15,6 +16,23 @@ from jaxrank.numpy import _inputs
 from jaxrank.numpy._inputs import Result as _Result
 
 
+def _path(x: Any, what: str) -> str | None:
+  """``x`` as the path of a file to read (a ``str`` or ``os.PathLike``; ``"-"``: standard
+  input), or None for a dict or an :mod:`jaxrank.io` object."""
+  if not isinstance(x, (str, os.PathLike)):
+    return None
+  path = os.fspath(x)
+  if not isinstance(path, str):
+    raise TypeError(f"{what}: a path must be a str or a path-like giving a str, got {path!r}")
+  return path
+
+
+def _qrels(qrels: Any) -> io.Qrels:
+  """The qrels as an :class:`jaxrank.io.Qrels`: read from a path, converted from a dict."""
+  path = _path(qrels, "qrels")
+  return io.as_qrels(qrels) if path is None else io.read_qrels(path)
+
+
 def _dict_rows(run: Mapping) -> int:
   """The rows of a ``{qid: {docid: score}}`` dict (0 if a value is not a dict: the whole
   path's conversion names it)."""
@@ -25,8 +43,8 @@ def _dict_rows(run: Mapping) -> int:
 
 
 @_options.takes(_options.FACE_OPTIONS, skip=("ties", "threshold"))  # its own: "trec", int
-def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
-                 qrels: io.Qrels | Mapping[str, Mapping[str, int]],
+def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]] | str | os.PathLike,
+                 qrels: io.Qrels | Mapping[str, Mapping[str, int]] | str | os.PathLike,
                  metrics: Sequence[str] | str = ("map", "ndcg", "P_10"), *,
                  ties: str = "trec", float32: bool = False, max_docs: int | None = None,
                  complete: bool = False, reduce: str | None = None, threshold: int = 1,
@@ -34,9 +52,11 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
   """Evaluates a run against qrels the trec_eval way, from dicts or :mod:`jaxrank.io` objects.
 
   Args:
-    run: ``{qid: {docid: score}}`` (string ids) or a :class:`jaxrank.io.Run`.
-    qrels: ``{qid: {docid: grade}}`` with integer grades (``-1`` = unjudged) or a
-      :class:`jaxrank.io.Qrels`.
+    run: ``{qid: {docid: score}}`` (string ids), a :class:`jaxrank.io.Run`, or the path of a
+      TREC run file (``qid Q0 docid rank score tag``; gzip is read as such), which is read as
+      ``jaxrank evaluate`` reads it (see below).
+    qrels: ``{qid: {docid: grade}}`` with integer grades (``-1`` = unjudged), a
+      :class:`jaxrank.io.Qrels`, or the path of a qrels file (:func:`jaxrank.io.read_qrels`).
     metrics: jaxrank names (``"ndcg@10"``, ``"mrr"``) and/or trec_eval measures, printed or
       ``-m`` style (``"P_10"``, ``"ndcg_cut.10"``, ``"bpref"``, ``"iprec_at_recall_0.50"``); a
       name that is both (``"map"``, ``"ndcg"``) is read as trec_eval's, and a trec_eval family
@@ -60,9 +80,11 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
   A run dict of more than ``jaxrank.numpy.DICT_CHUNK_ROWS`` (a million) rows asking trec_eval
   measures only is evaluated a million rows of whole queries at a time, as ``jaxrank evaluate``
   evaluates a big file: only judged documents and those whose score may tie within their query
-  get a code (ties go by doc id), and the chunks' values are combined in trec_eval's order. The
-  numbers are the whole dict's (a few sums the kernel rounds by batch shape, ``ndcg_cut``'s, may
-  differ in their last bit).
+  get a code (ties go by doc id), and the chunks' values are combined in trec_eval's order. A run
+  file of 16 MiB or more asking trec_eval measures only is read and evaluated so, 250,000 lines
+  at a time, as the command does: faster than :func:`jaxrank.io.read_run` then this function,
+  in a fraction of the memory. The numbers are the whole run's (a few sums the kernel rounds by
+  batch shape, ``ndcg_cut``'s, may differ in their last bit).
 
   Example:
     >>> from jaxrank import numpy as jrn
@@ -81,23 +103,34 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
   unique = isinstance(run, Mapping)  # a dict cannot list a document twice for a query
   rows = sys.modules[__package__].DICT_CHUNK_ROWS  # jaxrank.numpy's, as set now
   size = _dict_rows(run) if isinstance(run, Mapping) else 0  # i.e. if unique
-  run, qrels = (run if size > rows else io.as_run(run)), io.as_qrels(qrels)
+  path, qrels_path = _path(run, "run"), _path(qrels, "qrels")
+  if path is None:
+    data = cast("io.Run | Mapping[str, Mapping[str, float]]", run)  # not a path
+    source = data if size > rows else io.as_run(data)
+  judgments = _qrels(qrels)
   requests, others, keys = _plan.one_value_each(metrics)
   empty = options["empty"]
   formula = _inputs.make_options(ties, threshold=threshold, **options)  # checked even when unused
-  # A big dict asking trec_eval measures only: a million rows at a time, combined as the CLI
-  # does; judged documents first, every document coded if their hashes are equal.
-  result = _plan.evaluate_run(
-      requests, others, qrels, chunks=_plan.chunking(others, asked=None, size=size,
-                                                     auto_size=rows + 1, auto_rows=rows),
-      read=lambda: io.as_run(run),
-      # cast: chunks are read only when size > rows, which kept run the dict
-      read_chunks=lambda judged, n: io.iter_dict_chunks(
-          cast(Mapping[str, Mapping[str, float]], run), max_rows=n,
-          qrels=qrels if judged else None),
-      rereadable=True, after_judged="chunks", where="jaxrank.numpy.evaluate_run", given=options,
-      options=formula, unique_docs=unique, ties=ties, threshold=threshold, float32=float32,
-      max_docs=max_docs, complete=complete)
+  where = "jaxrank.numpy.evaluate_run"
+  if path is not None:  # a file: read as `jaxrank evaluate` reads it (big ones in chunks)
+    result = _plan.evaluate_file(
+        requests, others, judgments, path, where=where, given=options, options=formula,
+        sources=(path, qrels_path or "qrels"), ties=ties, threshold=threshold,
+        float32=float32, max_docs=max_docs, complete=complete)
+  else:
+    # A big dict asking trec_eval measures only: a million rows at a time, combined as the CLI
+    # does; judged documents first, every document coded if their hashes are equal.
+    result = _plan.evaluate_run(
+        requests, others, judgments, chunks=_plan.chunking(others, asked=None, size=size,
+                                                           auto_size=rows + 1, auto_rows=rows),
+        read=lambda: io.as_run(source),
+        # cast: chunks are read only when size > rows, which kept the dict
+        read_chunks=lambda judged, n: io.iter_dict_chunks(
+            cast(Mapping[str, Mapping[str, float]], source), max_rows=n,
+            qrels=judgments if judged else None),
+        rereadable=True, after_judged="chunks", where=where, given=options, options=formula,
+        unique_docs=unique, ties=ties, threshold=threshold, float32=float32,
+        max_docs=max_docs, complete=complete)
   out: _Result = {}
   for name, ref in keys:
     if ref not in result.per_query:  # summary-only measures (num_q, gm_map, runid)
@@ -109,18 +142,20 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]],
 
 
 @_options.takes(_options.FACE_OPTIONS, skip=("ties", "threshold"))
-def evaluate_runs(runs: Mapping[str, io.Run | Mapping[str, Mapping[str, float]]],
-                  qrels: io.Qrels | Mapping[str, Mapping[str, int]],
+def evaluate_runs(runs: Mapping[str, io.Run | Mapping[str, Mapping[str, float]] | str
+                                  | os.PathLike] | Sequence[str | os.PathLike],
+                  qrels: io.Qrels | Mapping[str, Mapping[str, int]] | str | os.PathLike,
                   metrics: Sequence[str] | str = ("map", "ndcg", "P_10"), *,
                   ties: str = "trec", float32: bool = False, max_docs: int | None = None,
                   complete: bool = False, reduce: str | None = None, threshold: int = 1,
                   **options: Any) -> dict[str, _Result]:
   """Evaluates several runs against one qrels (a sweep, the systems of a track), each as
-  :func:`evaluate_run` does, with the qrels converted once.
+  :func:`evaluate_run` does, with the qrels read or converted once.
 
   Args:
-    runs: ``{name: run}``, each run a ``{qid: {docid: score}}`` dict or a
-      :class:`jaxrank.io.Run` (:func:`jaxrank.io.read_runs` reads files into this form).
+    runs: ``{name: run}``, each run a ``{qid: {docid: score}}`` dict, a
+      :class:`jaxrank.io.Run` or the path of a run file; or a list of run file paths, each
+      keyed by its path as given.
     qrels, metrics and the options: as :func:`evaluate_run`'s.
 
   Returns:
@@ -133,10 +168,17 @@ def evaluate_runs(runs: Mapping[str, io.Run | Mapping[str, Mapping[str, float]]]
     >>> jrn.evaluate_runs(runs, qrels, ["recip_rank", "P_2"], reduce="mean")
     {'a': {'recip_rank': 1.0, 'P_2': 0.5}, 'b': {'recip_rank': 0.5, 'P_2': 0.5}}
   """
+  if isinstance(runs, (list, tuple)) and all(_path(r, "runs") is not None for r in runs):
+    named = {}
+    for r in runs:
+      if os.fspath(r) in named:
+        raise ValueError(f"runs: each run must have its own name, got {os.fspath(r)!r} twice")
+      named[os.fspath(r)] = r
+    runs = named
   if not isinstance(runs, Mapping):
-    raise TypeError(f"runs must be a {{name: run}} mapping (jaxrank.io.read_runs reads files "
-                    f"into one), got {type(runs).__name__}")
-  qrels = io.as_qrels(qrels)
+    raise TypeError(f"runs must be a {{name: run}} mapping or a list of run file paths, got "
+                    f"{type(runs).__name__}")
+  qrels = _qrels(qrels)
   return {name: evaluate_run(run, qrels, metrics, ties=ties, float32=float32,
                              max_docs=max_docs, complete=complete, reduce=reduce,
                              threshold=threshold, **options)
