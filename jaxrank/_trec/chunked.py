@@ -2,15 +2,18 @@
 
 :func:`evaluate_chunks` takes the run as chunks of whole queries
 (:func:`jaxrank.io.iter_run_chunks`) and evaluates each against the judgments of its own queries
-with :func:`jaxrank._trec.run.evaluate_requests`. A query's values depend on its own documents and
-judgments only (its rank order, its R, its ideal DCG), so each chunk gives its queries' values;
-what the chunks cannot give alone is combined here, the way the whole-file evaluation does it:
+with :func:`jaxrank._trec.run.evaluate_requests` (:func:`jaxrank._trec.irnames.evaluate_names`
+when ir_measures' or jaxrank's names are asked too). A query's values depend on its own
+documents and judgments only (its rank order, its R, its ideal DCG), so each chunk gives its
+queries' values; what the chunks cannot give alone is combined here, the way the whole-file
+evaluation does it:
 
 * the queries are put in trec_eval's order (query ids in ``strcmp`` order) before anything is
   added, so every sum adds the same numbers in the same order: means are ``sum / num_q``, the
   ``num_*`` counts are sums, ``gm_map`` and ``gm_bpref`` are
   ``exp(sum(log(max(v, 1e-5))) / num_q)`` of per-query values kept for the purpose, ``num_q``
-  counts the queries evaluated, ``runid`` is the tag of the run's last line;
+  counts the queries evaluated, ``runid`` is the tag of the run's last line; a name's ``all``
+  is its trec_eval measure's (``Bpref``, ``NumRet``) or the mean of its per-query values;
 * with ``complete`` (trec_eval's ``-c``), the qrels queries that no chunk held are evaluated at
   the end as an empty run (so they score what the whole file gives them, 0 for the rank
   measures), and the ``all`` line of ``num_rel`` counts every judgment above 0 in the qrels;
@@ -30,10 +33,13 @@ rounding tie), the full digits of ``--format csv``/``json`` can.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
+from jaxrank._trec import irnames as _irnames
 from jaxrank._trec import run as _run
 from jaxrank._trec.table import Request
 from jaxrank.io import Ids, Qrels, Run
@@ -88,6 +94,8 @@ def _queries_only(qids: list[str], tag: str) -> Run:
 
 
 def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[Request], *,
+                    names: Sequence[str] = (), given: dict | None = None,
+                    where: str = "jaxrank.numpy.evaluate_run",
                     ties: str = "trec", float32: bool = False, max_docs: int | None = None,
                     complete: bool = False, threshold: int = 1,
                     progress: Callable[[int], None] | None = None,
@@ -95,7 +103,8 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[Requ
                     uncoded: bool = False, unique_docs: bool = False,
                     options=None) -> _run.Result:
   """Evaluates a run given as chunks of whole queries; the result of
-  :func:`jaxrank._trec.run.evaluate_requests` on the whole run (see the module docstring).
+  :func:`jaxrank._trec.run.evaluate_requests` on the whole run, or with ``names`` that of
+  :func:`jaxrank._trec.irnames.evaluate_names` (see the module docstring).
 
   .. math::
 
@@ -114,6 +123,10 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[Requ
       stands for the documents it did not code).
     unique_docs, options: as :func:`jaxrank._trec.run.evaluate_requests` (the chunks of a dict,
       :func:`jaxrank.io.iter_dict_chunks`, list no document twice).
+    names, given, where: ir_measures' or jaxrank's names beside the ``requests``, and the
+      call's formula options and name for errors, as
+      :func:`jaxrank._trec.irnames.evaluate_names` (which then evaluates each chunk; its
+      ``options`` are built from ``given``).
 
   Example:
     >>> from jaxrank import io
@@ -130,9 +143,20 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[Requ
   judgments = _Judgments(qrels)
   done = np.zeros(len(qv), bool)  # qrels queries evaluated so far
   asked = _keeping_values(requests)
-  options = {"ties": ties, "float32": float32, "max_docs": max_docs, "threshold": threshold,
-             "sources": sources, "shapes": [],  # one kernel shape for most chunks
-             "options": options, "unique_docs": unique_docs}
+  names = list(dict.fromkeys(names))
+  common: dict[str, Any] = {"float32": float32, "max_docs": max_docs, "threshold": threshold,
+                            "sources": sources,
+                            "shapes": [],  # one kernel shape for most chunks
+                            "unique_docs": unique_docs}
+
+  def evaluate(run: Run, part: Qrels, *, ties: str, complete: bool,
+               uncoded: int | None = None) -> _run.Result:
+    """One chunk's values (or the whole run's, ``part`` being the whole qrels)."""
+    if names:
+      return _irnames.evaluate_names(run, part, names, asked, given=given, where=where,
+                                     ties=ties, complete=complete, uncoded=uncoded, **common)
+    return _run.evaluate_requests(run, part, asked, options=options, ties=ties,
+                                  complete=complete, uncoded=uncoded, **common)
   parts: list[tuple[np.ndarray, _run.Result]] = []  # (qrels codes of its queries, values)
   unjudged: list[str] | None = []  # the run's queries while none has judgments (for the error)
   tag, lines = "jaxrank", 0
@@ -149,8 +173,8 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[Requ
     if judged.size:
       unjudged = None
       done[judged] = True
-      result = _run.evaluate_requests(run, judgments.of(judged), asked, complete=False, **options,
-                                  uncoded=len(run.docid_vocab) - 1 if uncoded else None)
+      result = evaluate(run, judgments.of(judged), ties=ties, complete=False,
+                        uncoded=len(run.docid_vocab) - 1 if uncoded else None)
       parts.append((qv.index(Ids.from_strings(result.qids)[0]), result))
     if progress is not None:
       progress(lines)
@@ -158,19 +182,24 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[Requ
   if complete and missing.size:  # the qrels queries the run never retrieved for
     # No document, no tie: any policy gives these queries the same values. (An ordered one:
     # _run.evaluate_requests' tie groups fail on a run without rows.)
-    result = _run.evaluate_requests(_empty_run(tag), judgments.of(missing), asked, complete=True,
-                                **{**options, "ties": "trec"})
+    result = evaluate(_empty_run(tag), judgments.of(missing), ties="trec", complete=True)
     parts.append((qv.index(Ids.from_strings(result.qids)[0]), result))
   if not parts:  # nothing to evaluate: the whole file's error, from the whole file's code
-    return _run.evaluate_requests(_queries_only(unjudged or [], tag), qrels, requests,
-                              complete=complete, **options)
-  return _combine(parts, requests, qrels, tag, complete)
+    evaluate(_queries_only(unjudged or [], tag), qrels, ties=ties, complete=complete)
+    raise AssertionError("jaxrank internal error: a run without judged queries evaluated")
+  return _combine(parts, requests, names, qrels, tag, complete, threshold, where)
+
+
+def _alone(values: np.ndarray, request: Request) -> list[np.ndarray]:
+  return [values]  # the values of one name, as summarize() asks them of its one request
 
 
 def _combine(parts: list[tuple[np.ndarray, _run.Result]], requests: Sequence[Request],
-             qrels: Qrels, tag: str, complete: bool) -> _run.Result:
+             names: Sequence[str], qrels: Qrels, tag: str, complete: bool, threshold: int,
+             where: str) -> _run.Result:
   """One :class:`~jaxrank._trec.run.Result` from the chunks' results: queries in strcmp order, then
-  the ``all`` lines as :func:`jaxrank._trec.run.evaluate_requests` computes them."""
+  the ``all`` lines as :func:`jaxrank._trec.run.evaluate_requests` computes them, and those of
+  the ``names`` as :func:`jaxrank._trec.irnames.evaluate_names` does."""
   codes = np.concatenate([c for c, _ in parts])
   order = np.argsort(qrels.qid_vocab.byte_rank()[codes], kind="stable")
   qids = [q for _, r in parts for q in r.qids]
@@ -182,6 +211,22 @@ def _combine(parts: list[tuple[np.ndarray, _run.Result]], requests: Sequence[Req
   per_query, summary, integer = _run.summarize(
       lambda r: [joined([res.per_query[name] for _, res in parts]) for name in r.names()],
       requests, nq, tag, qrels, complete)
+  printed = [n for r in requests for n in r.names()]
+  for name in names:
+    if name in printed:  # a trec_eval name, also asked as such
+      continue
+    values = joined([res.per_query[name] for _, res in parts])
+    per_query[name] = values
+    request = _irnames.trec_request(name, threshold, where)
+    if request is None:  # a rank-core metric: the mean in query order
+      summary[name] = sum(values.tolist()) / values.size if values.size else 0.0
+      continue
+    _, of_request, counts = _run.summarize(functools.partial(_alone, values), [request], nq,
+                                           tag, qrels, complete)
+    summary[name] = of_request[request.names()[0]]
+    if counts:
+      integer.add(name)
   core = {key: joined([res.core[key] for _, res in parts]) for key in parts[0][1].core}
   return _run.Result(qids=[qids[i] for i in order], per_query=per_query, summary=summary,
-                      integer=integer, core=core, names=[n for r in requests for n in r.names()])
+                      integer=integer, core=core,
+                      names=printed + [n for n in names if n not in printed])

@@ -52,6 +52,19 @@ def run_target(name: str, threshold: int, where: str) -> Target:
   return target
 
 
+def trec_request(name: str, threshold: int, where: str) -> table.Request | None:
+  """The trec_eval measure an ir_measures name is computed as (``Bpref``: ``bpref``), or None
+  for a name computed by the rank core (``nDCG@10``, jaxrank's ``ndcg@10``).
+
+  Example:
+    >>> from jaxrank._trec import irnames as _irnames
+    >>> _irnames.trec_request("Bpref", 1, "x").names(), _irnames.trec_request("AP", 1, "x")
+    (['bpref'], None)
+  """
+  target = run_target(name, threshold, where)
+  return table.request_of(target.trec) if target.trec else None
+
+
 def _ascending(run):
   """The run with each query's documents in doc-id byte order (a stable sort by score then
   keeps that order among equal scores: ``ties="first"``)."""

@@ -8,10 +8,10 @@ parameters of a measure win); the NumPy door asks one value per name (:func:`one
 
 How the run is read. Whole, by default: trec_eval's measures and the other names in one
 evaluation (:func:`jaxrank._trec.irnames.evaluate_names`). In chunks of whole queries
-(:func:`jaxrank._trec.chunked.evaluate_chunks`, trec_eval's measures only) when asked (the
-command's ``--chunk-lines``) or, by :func:`chunking`, for a big run that asks trec_eval's
-measures only (a run file of :data:`AUTO_CHUNK_BYTES`, read :data:`AUTO_CHUNK_LINES` lines at a
-time by :func:`evaluate_file`; a run dict of more than a million rows). Where the run can
+(:func:`jaxrank._trec.chunked.evaluate_chunks`, which evaluates each chunk so) when asked (the
+command's ``--chunk-lines``) or, by :func:`chunking`, for a big run (a run file of
+:data:`AUTO_CHUNK_BYTES`, read :data:`AUTO_CHUNK_LINES` lines at a time by
+:func:`evaluate_file`; a run dict of more than a million rows). Where the run can
 be read twice (a file, a dict), chunks are read judged first (only judged documents and those
 that may tie get a code); when that reading cannot settle a run (:class:`jaxrank.io.NeedsFullRead`:
 equal hashes, a document listed twice, a query's lines apart), the door says what comes next:
@@ -114,27 +114,22 @@ class Chunks:
   auto: bool
 
 
-def chunking(names: Sequence[str], *, asked: int | None, size: int, auto_size: int,
-             auto_rows: int, what: str = "chunks") -> Chunks | None:
+def chunking(*, asked: int | None, size: int, auto_size: int, auto_rows: int) -> Chunks | None:
   """How a run is read: in chunks (a :class:`Chunks`) or whole (None).
 
   ``asked``: the lines per chunk the caller asked for (0: the whole run; None: by size);
   ``size``: the run's size in the unit of ``auto_size`` (a file's bytes, a dict's rows; 0 when
-  unknown), from which on a run is read in chunks of ``auto_rows``. Chunks evaluate trec_eval's
-  measures only: with other ``names`` the run is read whole, and asked chunks are an error
-  naming ``what`` (the option that asked).
+  unknown), from which on a run is read in chunks of ``auto_rows``.
 
   Example:
     >>> from jaxrank._trec import plan
-    >>> plan.chunking([], asked=None, size=10**8, auto_size=64 << 20, auto_rows=10**6)
+    >>> plan.chunking(asked=None, size=10**8, auto_size=64 << 20, auto_rows=10**6)
     Chunks(rows=1000000, auto=True)
-    >>> plan.chunking(["nDCG@10"], asked=None, size=10**8, auto_size=64 << 20, auto_rows=10**6)
+    >>> plan.chunking(asked=0, size=10**8, auto_size=64 << 20, auto_rows=10**6)
   """
-  if names and asked:
-    raise ValueError(f"{what} evaluates trec_eval measures only, got {names[0]!r}")
   if asked:
     return Chunks(rows=asked, auto=False)
-  if asked is None and not names and size >= auto_size:
+  if asked is None and size >= auto_size:
     return Chunks(rows=auto_rows, auto=True)
   return None
 
@@ -174,9 +169,9 @@ def evaluate_run(requests: Sequence[Request], names: Sequence[str], qrels: io.Qr
   if chunks is not None:
     def in_chunks(judged: bool) -> Result:
       return _chunked.evaluate_chunks(
-          read_chunks(judged, chunks.rows), qrels, requests, progress=chunk_progress,
-          sources=sources, uncoded=judged, unique_docs=unique_docs, options=options,
-          **run_options)
+          read_chunks(judged, chunks.rows), qrels, requests, names=names, given=given,
+          where=where, progress=chunk_progress, sources=sources, uncoded=judged,
+          unique_docs=unique_docs, options=options, **run_options)
 
     whole = False
     try:
@@ -206,16 +201,15 @@ def file_size(path: str) -> int:
 
 
 def evaluate_file(requests: Sequence[Request], names: Sequence[str], qrels: io.Qrels,
-                  path: str, *, asked: int | None = None, what: str = "chunks",
+                  path: str, *, asked: int | None = None,
                   note: Callable[[str], None] = lambda text: None,
                   progress: Callable[[int, int], None] | None = None, where: str,
                   given: dict | None = None, options=None, sources=("run", "qrels"),
                   **run_options) -> Result:
   """:func:`evaluate_run` on the run file ``path`` (``-``: standard input), read as the command
-  reads it: whole, or in chunks of whole queries when asked (``asked`` lines, ``what`` naming
-  the option that asked) or when the file has :data:`AUTO_CHUNK_BYTES` or more (then
-  :data:`AUTO_CHUNK_LINES` lines at a time, judged documents first; read whole after all if
-  the queries' lines are not together). ``note(text)`` hears what is being read;
+  reads it: whole, or in chunks of whole queries when asked (``asked`` lines) or when the file
+  has :data:`AUTO_CHUNK_BYTES` or more (then :data:`AUTO_CHUNK_LINES` lines at a time, judged
+  documents first; read whole after all if the queries' lines are not together). ``note(text)`` hears what is being read;
   ``requests, names, qrels, progress, where, given, options, sources, run_options``: as
   :func:`evaluate_run`'s.
 
@@ -233,8 +227,8 @@ def evaluate_file(requests: Sequence[Request], names: Sequence[str], qrels: io.Q
     0.5
   """
   size = file_size(path)
-  chunks = chunking(names, asked=asked, size=size, auto_size=AUTO_CHUNK_BYTES,
-                    auto_rows=AUTO_CHUNK_LINES, what=what)
+  chunks = chunking(asked=asked, size=size, auto_size=AUTO_CHUNK_BYTES,
+                    auto_rows=AUTO_CHUNK_LINES)
 
   def read() -> io.Run:
     note(f"reading {path}")

@@ -50,6 +50,6 @@ def __dir__() -> list[str]:
   return sorted(set(globals()) | set(__all__))
 
 
-# A run dict of more rows, asking trec_eval measures only, is evaluated this many rows at a time
+# A run dict of more rows is evaluated this many rows at a time
 # (evaluate_run reads it here when called, so it can be set here).
 DICT_CHUNK_ROWS = 1_000_000

@@ -77,14 +77,14 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]] | str | os.Path
     threshold: relevant means grade >= threshold (trec_eval ``-l``); NDCG ignores it.
     reduce: ``None`` for ``{metric: {qid: value}}``, ``"mean"`` for ``{metric: float}``.
 
-  A run dict of more than ``jaxrank.numpy.DICT_CHUNK_ROWS`` (a million) rows asking trec_eval
-  measures only is evaluated a million rows of whole queries at a time, as ``jaxrank evaluate``
-  evaluates a big file: only judged documents and those whose score may tie within their query
-  get a code (ties go by doc id), and the chunks' values are combined in trec_eval's order. A run
-  file of 16 MiB or more asking trec_eval measures only is read and evaluated so, 250,000 lines
-  at a time, as the command does: faster than :func:`jaxrank.io.read_run` then this function,
-  in a fraction of the memory. The numbers are the whole run's (a few sums the kernel rounds by
-  batch shape, ``ndcg_cut``'s, may differ in their last bit).
+  A run dict of more than ``jaxrank.numpy.DICT_CHUNK_ROWS`` (a million) rows is evaluated a
+  million rows of whole queries at a time, as ``jaxrank evaluate`` evaluates a big file: only
+  judged documents and those whose score may tie within their query get a code (ties go by doc
+  id), and the chunks' values are combined in trec_eval's order. A run file of 16 MiB or more
+  is read and evaluated so, 250,000 lines at a time, as the command does: faster than
+  :func:`jaxrank.io.read_run` then this function, in a fraction of the memory. The numbers are
+  the whole run's (a few sums the kernel rounds by batch shape, ``ndcg_cut``'s, may differ in
+  their last bit).
 
   Example:
     >>> from jaxrank import numpy as jrn
@@ -118,11 +118,11 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]] | str | os.Path
         sources=(path, qrels_path or "qrels"), ties=ties, threshold=threshold,
         float32=float32, max_docs=max_docs, complete=complete)
   else:
-    # A big dict asking trec_eval measures only: a million rows at a time, combined as the CLI
+    # A big dict: a million rows at a time, combined as the CLI
     # does; judged documents first, every document coded if their hashes are equal.
     result = _plan.evaluate_run(
-        requests, others, judgments, chunks=_plan.chunking(others, asked=None, size=size,
-                                                           auto_size=rows + 1, auto_rows=rows),
+        requests, others, judgments, chunks=_plan.chunking(asked=None, size=size, auto_size=rows + 1,
+                                                           auto_rows=rows),
         read=lambda: io.as_run(source),
         # cast: chunks are read only when size > rows, which kept the dict
         read_chunks=lambda judged, n: io.iter_dict_chunks(

@@ -93,6 +93,36 @@ def test_random_runs_with_ties_print_the_same_in_chunks(tmp_path, capsys, option
     assert (code, chunked, err) == (0, whole, note), lines
 
 
+# ir_measures' names (each provider's tie order, their own levels and options, those computed
+# as a trec_eval measure) and jaxrank's, beside trec_eval's measures or alone.
+NAMES = ["-m", "AP", "-m", "nDCG@10", "-m", "RR@5", "-m", "P(rel=2)@5", "-m", "Bpref", "-m",
+         "NumRet", "-m", "NumRelRet", "-m", "Judged@10", "-m", "RBP(p=0.8)", "-m", "SetP", "-m",
+         "IPrec@0.5", "-m", "R@10", "-m", "ERR@10", "-m", "ndcg@5", "-m", "mrr", "-m", "err@3"]
+NAME_OPTIONS = {
+    "names": NAMES,
+    "names -q -c -M -l, beside trec_eval's": [*NAMES, "-m", "map", "-m", "P.5", "-m", "num_q",
+                                              "-m", "gm_map", "-q", "-c", "-M", "7", "-l", "2"],
+    "core names tie-aware, float32": [  # (trec_eval's measures need an order)
+        "-m", "AP", "-m", "nDCG@10", "-m", "P(rel=2)@5", "-m", "R@10", "-m", "RBP(p=0.8)",
+        "-m", "ERR@10", "-m", "ndcg@5", "-m", "mrr", "-q", "--ties", "average", "--float32"],
+}
+
+
+@pytest.mark.parametrize("options,seed", [(o, s) for s, o in enumerate(NAME_OPTIONS)])
+def test_ir_measures_and_jaxrank_names_print_the_same_in_chunks(tmp_path, capsys, monkeypatch,
+                                                                options, seed):
+  qrels, run = _random_files(tmp_path, seed)
+  opts = NAME_OPTIONS[options]
+  code, whole, note = run_cli(capsys, [*opts, "--chunk-lines", 0, qrels, run])
+  assert code == 0 and whole.count("\n") >= 16, note
+  for lines in (1, 40):  # every document coded
+    assert run_cli(capsys, [*opts, "--chunk-lines", lines, qrels, run]) == (0, whole, note)
+  _small_thresholds(monkeypatch, lines=9)
+  calls = _counting_chunks(monkeypatch)
+  assert run_cli(capsys, [*opts, qrels, run]) == (0, whole, note)  # judged documents first
+  assert calls == [("judged", 9)]
+
+
 @pytest.mark.parametrize("complete", [False, True])
 def test_ir_measures_counts_per_query_in_chunks(tmp_path, complete):
   """ir_measures' NumQ and NumRel (_trec.IR_COUNTS: 0 for a query only in the qrels) combine
@@ -247,14 +277,13 @@ def test_random_large_runs_print_the_same_by_default(tmp_path, capsys, monkeypat
 
 
 def test_what_is_never_chunked_by_default(tmp_path, capsys, monkeypatch):
-  """--chunk-lines 0, standard input, ir_measures names and small files are read whole."""
+  """--chunk-lines 0, standard input and small files are read whole."""
   qrels, run = DATA / "qrels.test", DATA / "results.test"
   calls = _counting_chunks(monkeypatch)
   assert run_cli(capsys, ["-m", "map", qrels, run])[0] == 0  # smaller than AUTO_CHUNK_BYTES
   assert run.stat().st_size < plan.AUTO_CHUNK_BYTES
   _small_thresholds(monkeypatch)
   assert run_cli(capsys, ["-m", "map", "--chunk-lines", 0, qrels, run])[0] == 0
-  assert run_cli(capsys, ["-m", "AP", "-m", "map", qrels, run])[0] == 0  # an ir_measures name
   monkeypatch.setattr(sys, "stdin", SimpleNamespace(buffer=Pipe(run.read_bytes())))
   assert run_cli(capsys, ["-m", "map", qrels, "-"])[0] == 0
   assert calls == []

@@ -129,10 +129,20 @@ def test_what_the_judged_coding_cannot_settle_is_coded_in_full(monkeypatch):
 
 
 @pytest.mark.parametrize("complete", [False, True])
-def test_ir_measures_names_take_the_whole_path(monkeypatch, complete):
+def test_ir_measures_and_jaxrank_names_are_chunked_too(monkeypatch, complete):
   run, qrels = random_dicts(7)
-  whole, chunked = both(monkeypatch, run, qrels, ["nDCG@10", "AP", "map", "NumQ", "NumRel"],
-                        complete=complete)
+  chunks = []
+  real = io.iter_dict_chunks
+
+  def counted(*args, **kwargs):
+    chunks.append(kwargs["qrels"] is not None)  # judged documents only, or every one coded
+    return real(*args, **kwargs)
+
+  monkeypatch.setattr(io, "iter_dict_chunks", counted)
+  names = ["nDCG@10", "AP", "map", "NumQ", "NumRel", "RR@5", "Judged@10", "P(rel=2)@5", "Bpref",
+           "RBP(p=0.8)", "ndcg@5", "mrr"]
+  whole, chunked = both(monkeypatch, run, qrels, names, complete=complete)
+  assert chunks and chunks[0]
   assert_same(whole, chunked)
   assert set(chunked["NumQ"].values()) == ({0, 1} if complete else {1})  # per query
 
