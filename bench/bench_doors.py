@@ -382,7 +382,7 @@ def row_trec_files(t: Table, a: argparse.Namespace, tmp: str) -> None:
                   warmup=a.process_warmup)
   t.add("trec-files", f"{size}, the five as ir_measures names (`-m nDCG@10 -m AP ...`): "
         "`jaxrank evaluate` end to end (process wall; peak RSS "
-        f"{max(r['rss'] for r in ir):.0f} MB)", statistics.median(r["wall"] for r in ir),
+        f"{max(r['rss'] for r in ir) / 1e6:.0f} MB)", statistics.median(r["wall"] for r in ir),
         "pytrec_eval parse + evaluate of the five", pj.get("job"), 1 / 3,
         target_text="<= 0.33 (3x faster)",
         sanity=f"AP {cli_value(ir[0]['stdout'], 'AP'):.4f} / {pj.get('map', math.nan):.4f}")
