@@ -209,9 +209,9 @@ def evaluate_file(requests: Sequence[Request], names: Sequence[str], qrels: io.Q
   """:func:`evaluate_run` on the run file ``path`` (``-``: standard input), read as the command
   reads it: whole, or in chunks of whole queries when asked (``asked`` lines) or when the file
   has :data:`AUTO_CHUNK_BYTES` or more (then :data:`AUTO_CHUNK_LINES` lines at a time, judged
-  documents first; read whole after all if the queries' lines are not together). ``note(text)`` hears what is being read;
-  ``requests, names, qrels, progress, where, given, options, sources, run_options``: as
-  :func:`evaluate_run`'s.
+  documents first; read whole after all if the queries' lines are not together).
+  ``note(text)`` hears what is being read; ``requests, names, qrels, progress, where, given,
+  options, sources, run_options``: as :func:`evaluate_run`'s.
 
   Example:
     >>> import os, tempfile
