@@ -16,6 +16,16 @@ from jaxrank.numpy import _inputs
 from jaxrank.numpy._inputs import Result as _Result
 
 
+def _check_kind(x: Any, what: str, kind: type) -> None:
+  """``x`` is a dict, a ``kind`` (:class:`jaxrank.io.Run` or ``Qrels``) or a file path."""
+  if not isinstance(x, (Mapping, kind, str, os.PathLike)):
+    reader = "read_run" if kind is io.Run else "read_qrels"
+    hint = (f" (a file's content as bytes: jaxrank.io.{reader}(content))"
+            if isinstance(x, (bytes, bytearray)) else "")
+    raise TypeError(f"{what} must be a {{qid: {{docid: value}}}} dict, a jaxrank.io."
+                    f"{kind.__name__} or a file path, got {type(x).__name__}{hint}")
+
+
 def _path(x: Any, what: str) -> str | None:
   """``x`` as the path of a file to read (a ``str`` or ``os.PathLike``; ``"-"``: standard
   input), or None for a dict or an :mod:`jaxrank.io` object."""
@@ -100,6 +110,8 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]] | str | os.Path
   metrics = list(metrics)
   if not metrics:
     raise ValueError("metrics must name at least one metric, got an empty list")
+  _check_kind(run, "run", io.Run)
+  _check_kind(qrels, "qrels", io.Qrels)
   unique = isinstance(run, Mapping)  # a dict cannot list a document twice for a query
   rows = sys.modules[__package__].DICT_CHUNK_ROWS  # jaxrank.numpy's, as set now
   size = _dict_rows(run) if isinstance(run, Mapping) else 0  # i.e. if unique

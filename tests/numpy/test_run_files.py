@@ -107,3 +107,13 @@ def test_bad_paths_and_lines_are_errors_naming_them(tmp_path):
   with pytest.raises(TypeError, match="runs must be a {name: run} mapping or a list of run "
                                       "file paths, got str"):
     jrn.evaluate_runs(str(RUNS[0]), QRELS, ["map"])
+
+
+def test_what_is_neither_a_dict_an_io_object_nor_a_path_is_a_type_error():
+  with pytest.raises(TypeError, match=r"run must be a \{qid: \{docid: value\}\} dict, a "
+                                      r"jaxrank.io.Run or a file path, got bytes \(a file's "
+                                      r"content as bytes: jaxrank.io.read_run\(content\)\)"):
+    jrn.evaluate_run(RUNS[0].read_bytes(), QRELS, ["map"])
+  with pytest.raises(TypeError, match="qrels must be a .* dict, a jaxrank.io.Qrels or a file "
+                                      "path, got list"):
+    jrn.evaluate_run(RUNS[0], [("301", "d", 1)], ["map"])
