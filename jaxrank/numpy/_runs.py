@@ -130,11 +130,11 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]] | str | os.Path
         sources=(path, qrels_path or "qrels"), ties=ties, threshold=threshold,
         float32=float32, max_docs=max_docs, complete=complete)
   else:
-    # A big dict: a million rows at a time, combined as the CLI
-    # does; judged documents first, every document coded if their hashes are equal.
+    # A big dict: a million rows at a time, combined as the CLI does; judged documents
+    # first, every document coded if their hashes are equal.
+    chunks = _plan.chunking(asked=None, size=size, auto_size=rows + 1, auto_rows=rows)
     result = _plan.evaluate_run(
-        requests, others, judgments, chunks=_plan.chunking(asked=None, size=size, auto_size=rows + 1,
-                                                           auto_rows=rows),
+        requests, others, judgments, chunks=chunks,
         read=lambda: io.as_run(source),
         # cast: chunks are read only when size > rows, which kept the dict
         read_chunks=lambda judged, n: io.iter_dict_chunks(
