@@ -25,9 +25,9 @@ REST = ["empty: 'str' = 'zero'", "ap_denominator: 'str' = 'all'",
         "precision_denominator: 'str' = 'k'", "beta: 'float' = 1.0",
         "persistence: 'float' = 0.8", "graded: 'bool' = False", "max_grade: 'float' = 4.0"]
 
-# evaluate_run's and evaluate_runs' parameters after the run(s).
+# evaluate_run's and evaluate_runs' parameters after the run(s) (a run or qrels file's path too).
 RUN_OPTIONS = [
-    "qrels: 'io.Qrels | Mapping[str, Mapping[str, int]]'",
+    "qrels: 'io.Qrels | Mapping[str, Mapping[str, int]] | str | os.PathLike'",
     "metrics: 'Sequence[str] | str' = ('map', 'ndcg', 'P_10')",
     '*',
     "ties: 'str' = 'trec'",
@@ -87,11 +87,12 @@ EXPECTED = {
         *REST,
         '-> _Result'],
     "numpy.evaluate_run": [
-        "run: 'io.Run | Mapping[str, Mapping[str, float]]'",
+        "run: 'io.Run | Mapping[str, Mapping[str, float]] | str | os.PathLike'",
         *RUN_OPTIONS,
         '-> _Result'],
     "numpy.evaluate_runs": [
-        "runs: 'Mapping[str, io.Run | Mapping[str, Mapping[str, float]]]'",
+        ("runs: 'Mapping[str, io.Run | Mapping[str, Mapping[str, float]] | str | os.PathLike] | "
+         "Sequence[str | os.PathLike]'"),
         *RUN_OPTIONS,
         '-> dict[str, _Result]'],
     "catalog.evaluate": [
