@@ -37,10 +37,11 @@ def _path(x: Any, what: str) -> str | None:
   return path
 
 
-def _qrels(qrels: Any) -> io.Qrels:
-  """The qrels as an :class:`jaxrank.io.Qrels`: read from a path, converted from a dict."""
+def _qrels(qrels: Any) -> tuple[io.Qrels, str]:
+  """The qrels as an :class:`jaxrank.io.Qrels` (read from a path, converted from a dict), and
+  their name in error messages (the path, or ``"qrels"``)."""
   path = _path(qrels, "qrels")
-  return io.as_qrels(qrels) if path is None else io.read_qrels(path)
+  return (io.as_qrels(qrels), "qrels") if path is None else (io.read_qrels(path), path)
 
 
 def _dict_rows(run: Mapping) -> int:
@@ -115,11 +116,11 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]] | str | os.Path
   unique = isinstance(run, Mapping)  # a dict cannot list a document twice for a query
   rows = sys.modules[__package__].DICT_CHUNK_ROWS  # jaxrank.numpy's, as set now
   size = _dict_rows(run) if isinstance(run, Mapping) else 0  # i.e. if unique
-  path, qrels_path = _path(run, "run"), _path(qrels, "qrels")
+  path = _path(run, "run")
   if path is None:
     data = cast("io.Run | Mapping[str, Mapping[str, float]]", run)  # not a path
     source = data if size > rows else io.as_run(data)
-  judgments = _qrels(qrels)
+  judgments, qrels_name = _qrels(qrels)
   requests, others, keys = _plan.one_value_each(metrics)
   empty = options["empty"]
   formula = _inputs.make_options(ties, threshold=threshold, **options)  # checked even when unused
@@ -127,7 +128,7 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]] | str | os.Path
   if path is not None:  # a file: read as `jaxrank evaluate` reads it (big ones in chunks)
     result = _plan.evaluate_file(
         requests, others, judgments, path, where=where, given=options, options=formula,
-        sources=(path, qrels_path or "qrels"), ties=ties, threshold=threshold,
+        sources=(path, qrels_name), ties=ties, threshold=threshold,
         float32=float32, max_docs=max_docs, complete=complete)
   else:
     # A big dict: a million rows at a time, combined as the CLI does; judged documents
@@ -190,7 +191,7 @@ def evaluate_runs(runs: Mapping[str, io.Run | Mapping[str, Mapping[str, float]] 
   if not isinstance(runs, Mapping):
     raise TypeError(f"runs must be a {{name: run}} mapping or a list of run file paths, got "
                     f"{type(runs).__name__}")
-  qrels = _qrels(qrels)
+  qrels = _qrels(qrels)[0]
   return {name: evaluate_run(run, qrels, metrics, ties=ties, float32=float32,
                              max_docs=max_docs, complete=complete, reduce=reduce,
                              threshold=threshold, **options)
