@@ -105,14 +105,28 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]] | str | os.Path
     >>> {name: round(v["q1"], 4) for name, v in out.items()}
     {'recip_rank': 0.5, 'P_2': 0.5, 'ndcg@2': 0.2398}
   """
-  _inputs.check_reduce(reduce)
-  if isinstance(metrics, str):
-    metrics = [metrics]
-  metrics = list(metrics)
-  if not metrics:
-    raise ValueError("metrics must name at least one metric, got an empty list")
+  metrics = _metrics(metrics, reduce)
   _check_kind(run, "run", io.Run)
   _check_kind(qrels, "qrels", io.Qrels)
+  return _evaluate_one(run, *_qrels(qrels), metrics, ties=ties, float32=float32,
+                       max_docs=max_docs, complete=complete, reduce=reduce,
+                       threshold=threshold, options=options)
+
+
+def _metrics(metrics: Sequence[str] | str, reduce: str | None) -> list[str]:
+  """The checked ``metrics`` as a list (and ``reduce`` checked)."""
+  _inputs.check_reduce(reduce)
+  metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+  if not metrics:
+    raise ValueError("metrics must name at least one metric, got an empty list")
+  return metrics
+
+
+def _evaluate_one(run: Any, judgments: io.Qrels, qrels_name: str, metrics: list[str], *,
+                  ties: str, float32: bool, max_docs: int | None, complete: bool,
+                  reduce: str | None, threshold: int, options: dict[str, Any]) -> _Result:
+  """:func:`evaluate_run` of checked arguments, the qrels read (``qrels_name``: their name in
+  errors, the path or ``"qrels"``)."""
   unique = isinstance(run, Mapping)  # a dict cannot list a document twice for a query
   rows = sys.modules[__package__].DICT_CHUNK_ROWS  # jaxrank.numpy's, as set now
   size = _dict_rows(run) if isinstance(run, Mapping) else 0  # i.e. if unique
@@ -120,7 +134,6 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]] | str | os.Path
   if path is None:
     data = cast("io.Run | Mapping[str, Mapping[str, float]]", run)  # not a path
     source = data if size > rows else io.as_run(data)
-  judgments, qrels_name = _qrels(qrels)
   requests, others, keys = _plan.one_value_each(metrics)
   empty = options["empty"]
   formula = _inputs.make_options(ties, threshold=threshold, **options)  # checked even when unused
@@ -142,7 +155,7 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]] | str | os.Path
             cast(Mapping[str, Mapping[str, float]], source), max_rows=n,
             qrels=judgments if judged else None),
         rereadable=True, after_judged="chunks", where=where, given=options, options=formula,
-        unique_docs=unique, ties=ties, threshold=threshold, float32=float32,
+        sources=("run", qrels_name), unique_docs=unique, ties=ties, threshold=threshold, float32=float32,
         max_docs=max_docs, complete=complete)
   out: _Result = {}
   for name, ref in keys:
@@ -191,8 +204,12 @@ def evaluate_runs(runs: Mapping[str, io.Run | Mapping[str, Mapping[str, float]] 
   if not isinstance(runs, Mapping):
     raise TypeError(f"runs must be a {{name: run}} mapping or a list of run file paths, got "
                     f"{type(runs).__name__}")
-  qrels = _qrels(qrels)[0]
-  return {name: evaluate_run(run, qrels, metrics, ties=ties, float32=float32,
-                             max_docs=max_docs, complete=complete, reduce=reduce,
-                             threshold=threshold, **options)
+  metrics = _metrics(metrics, reduce)
+  for run in runs.values():
+    _check_kind(run, "run", io.Run)
+  _check_kind(qrels, "qrels", io.Qrels)
+  judgments, qrels_name = _qrels(qrels)
+  return {name: _evaluate_one(run, judgments, qrels_name, metrics, ties=ties, float32=float32,
+                              max_docs=max_docs, complete=complete, reduce=reduce,
+                              threshold=threshold, options=options)
           for name, run in runs.items()}

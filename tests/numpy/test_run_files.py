@@ -109,6 +109,30 @@ def test_bad_paths_and_lines_are_errors_naming_them(tmp_path):
     jrn.evaluate_runs(str(RUNS[0]), QRELS, ["map"])
 
 
+@pytest.mark.parametrize("rows", [10**9, 1])  # a dict evaluated whole, in chunks
+@pytest.mark.parametrize("form", ["dict", "path"])
+def test_errors_in_a_qrels_file_name_the_file(tmp_path, monkeypatch, form, rows):
+  monkeypatch.setattr(jrn, "DICT_CHUNK_ROWS", rows)
+  qrels = tmp_path / "twice.qrels"
+  qrels.write_text("q1 0 d1 1\nq1 0 d1 2\n")
+  run_file = tmp_path / "one.run"
+  run_file.write_text("q1 Q0 d1 1 0.5 t\n")
+  run = {"q1": {"d1": 0.5}} if form == "dict" else run_file
+  twice = r"twice\.qrels: query 'q1' lists document 'd1' twice"
+  for call in (lambda: jrn.evaluate_run(run, qrels, ["map"]),
+               lambda: jrn.evaluate_runs({"a": run}, str(qrels), ["map"])):
+    with pytest.raises(ValueError, match=twice):
+      call()
+  other = {"q2": {"d1": 0.5}}
+  with pytest.raises(ValueError, match=r"has judgments in the qrels .*twice\.qrels \(query 'q1'\)"):
+    jrn.evaluate_runs({"a": other}, qrels, ["map"])
+
+
+def test_evaluate_runs_checks_every_run_before_reading_the_qrels(tmp_path):
+  with pytest.raises(TypeError, match="run must be a .* got int"):
+    jrn.evaluate_runs({"a": RUNS[0], "b": 3}, tmp_path / "absent.qrels", ["map"])
+
+
 def test_what_is_neither_a_dict_an_io_object_nor_a_path_is_a_type_error():
   with pytest.raises(TypeError, match=r"run must be a \{qid: \{docid: value\}\} dict, a "
                                       r"jaxrank.io.Run or a file path, got bytes \(a file's "
