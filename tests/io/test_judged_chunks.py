@@ -5,6 +5,8 @@ what it cannot handle (a document listed twice, a query whose lines are apart) g
 readers, which report or evaluate it as before."""
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import pytest
 
 from jaxrank import cli, io
@@ -160,3 +162,23 @@ def test_repeated_keys_are_always_flagged_and_few_others():
     flagged = _judged._repeated(np.concatenate([keys, keys[again]]))
     assert flagged[again].all() and flagged[n:].all()
     assert flagged[:n].mean() < 0.05 + again.size / n * 2
+
+
+@settings(max_examples=100, deadline=None)
+@given(n=st.integers(0, 3000), repeats=st.integers(0, 40), pool=st.sampled_from([2**63, 50]),
+       seed=st.integers(0, 2**31))
+def test_repeated_is_exact_when_few_keys_repeat(n, repeats, pool, seed):
+  """A few repeated keys (a run whose scores rarely tie): exactly those are flagged; many (a
+  pool of 50 values): every repeated key is, and _any_repeated says whether one is."""
+  rng = np.random.default_rng(seed)
+  keys = rng.integers(0, pool, size=n, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+  if n:
+    keys = np.concatenate([keys, keys[rng.integers(0, n, size=repeats)]])
+  values, counts = np.unique(keys, return_counts=True)
+  exact = np.isin(keys, values[counts > 1])
+  flagged = _judged._repeated(keys)
+  assert flagged.dtype == bool and flagged.shape == keys.shape
+  assert flagged[exact].all()
+  if int(np.sum(counts[counts > 1] - 1)) <= keys.size >> 8:
+    assert np.array_equal(flagged, exact)
+  assert _judged._any_repeated(keys) == bool(exact.any())
