@@ -205,12 +205,16 @@ class Ids:
     [2, 1, 0]
   """
 
-  __slots__ = ("_words", "_woff", "_len", "_hash", "_table")
+  __slots__ = ("_words", "_woff", "_len", "_hash", "_table", "_origin")
 
   def __init__(self, words: np.ndarray, word_offsets: np.ndarray, lengths: np.ndarray,
-               hashes: np.ndarray, table: tuple[np.ndarray, int] | None = None) -> None:
+               hashes: np.ndarray, table: tuple[np.ndarray, int] | None = None,
+               origin: tuple[Ids, np.ndarray] | None = None) -> None:
     self._words, self._woff, self._len, self._hash = words, word_offsets, lengths, hashes
     self._table = table  # (slots, bits): the hash table that coded the ids, kept for index()
+    # (base, codes): this vocabulary's first codes.size ids are base's ids at codes, and none
+    # of its later ids is in base; index() then matches two parts of one base by their codes.
+    self._origin = origin
 
   @classmethod
   def _from_buffer(cls, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
@@ -331,6 +335,14 @@ class Ids:
       return np.arange(len(self), dtype=np.int64)
     if not len(self) or not len(other):
       return out
+    (base, mine), (other_base, theirs) = self._part_of(), other._part_of()
+    if base is other_base and (theirs is None or theirs.size == len(other)):
+      # Two parts of one vocabulary (other's ids all in it): matched by their codes there.
+      if mine is None:
+        return np.asarray(theirs, np.int64).copy()
+      at = np.full(len(base), -1, np.int64)
+      at[mine] = np.arange(mine.size)
+      return at if theirs is None else at[theirs]
     # Probe the ids of one side into the other's hash table: the table the reader built if
     # there is one, else a new one of the smaller vocabulary.
     if self._table is None and other._table is None:
@@ -373,16 +385,27 @@ class Ids:
     src = np.repeat(self._woff[:-1][codes] - woff[:-1], nw) + np.arange(int(woff[-1]))
     words = np.zeros(int(woff[-1]) + 1, np.dtype("<u8"))  # a word of slack, as the reader's
     words[:-1] = self._words[src]
-    return Ids(words, woff, self._len[codes], self._hash[codes])
+    base, at = self._part_of()
+    origin = (base, at[codes]) if at is not None and at.size == len(self) else (self, codes)
+    return Ids(words, woff, self._len[codes], self._hash[codes], origin=origin)
 
-  def _joined(self, other: Ids) -> Ids:
+  def _part_of(self) -> tuple[Ids, np.ndarray | None]:
+    """``(base, codes)``: this vocabulary's first ``codes.size`` ids are ``base``'s at
+    ``codes`` and its others are not in ``base``; ``(self, None)`` when it was not taken from
+    another (:meth:`take`)."""
+    return self._origin or (self, None)
+
+  def _joined(self, other: Ids, *, new: bool = False) -> Ids:
     """This vocabulary's ids followed by ``other``'s (codes ``len(self)``, ... for those); the
-    caller knows the two share no id. No hash table: :meth:`index` builds one when asked."""
+    caller knows the two share no id. No hash table: :meth:`index` builds one when asked.
+    ``new``: the caller also knows that no id of ``other`` is in the vocabulary this one was
+    taken from (:meth:`take`), so :meth:`index` can still match by codes."""
     end = int(self._woff[-1])
+    origin = self._origin if new and self._origin and self._origin[1].size == len(self) else None
     return Ids(np.concatenate([self._words[:end], other._words]),
                np.concatenate([self._woff[:-1], other._woff + end]),
                np.concatenate([self._len, other._len]),
-               np.concatenate([self._hash, other._hash]))
+               np.concatenate([self._hash, other._hash]), origin=origin)
 
   def _index_exactly(self, other: Ids) -> np.ndarray:
     table = {v: i for i, v in enumerate(self.tolist())}

@@ -82,6 +82,7 @@ class Judged:
     if vocab._table is None:  # the qrels' ids collided: no table to look them up in
       raise NeedsFullRead("the qrels' document ids have equal hashes")
     self.vocab, (self.table, self.bits) = vocab, vocab._table
+    self.no_empty = not (vocab.lengths == 0).any()
     self.win = vocab._windows() if vocab._words.size else windows(np.zeros(PAD, np.uint8))
     self.filter = np.zeros(1 << (_FILTER_BITS - 3), np.uint8)
     for lo in range(0, len(vocab), 1 << 20):  # a slice at a time: temporaries stay small
@@ -139,7 +140,9 @@ class Judged:
     codes[judged] = remap[codes[judged]]
     codes[codes >= n] += used.size - n
     codes[codes < 0] = used.size + own.add_uncoded()
-    return self.vocab.take(used)._joined(own.ids())
+    # own's ids are in no judgment (the qrels judge no empty id: see __init__), so the chunk's
+    # documents meet the qrels' by their codes (Ids.index), not by hashing them again.
+    return self.vocab.take(used)._joined(own.ids(), new=self.no_empty)
 
 
 class JudgedBuilder(Builder):

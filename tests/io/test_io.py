@@ -368,3 +368,24 @@ def test_ids_take_is_the_vocabulary_of_a_part():
   assert len(vocab.take([])) == 0 and vocab.take([]).tolist() == []
   with pytest.raises(IndexError, match=r"codes must lie in \[0, 300\), got values from 0 to 300"):
     vocab.take([0, 300])
+
+
+@settings(max_examples=80, deadline=None)
+@given(base=st.lists(IDS, min_size=1, max_size=30, unique=True),
+       extra=st.lists(IDS, max_size=5, unique=True), data=st.data())
+def test_parts_of_one_vocabulary_are_matched_like_any_two(base, extra, data):
+  """Ids.index between parts of one vocabulary (taken from it, taken again, joined with ids it
+  lacks, as the judged reader's chunks are) matches by codes there: the same answer as ids
+  read on their own."""
+  vocab = io.Ids.from_strings(base)[0]
+  codes = st.lists(st.integers(0, len(base) - 1), unique=True, max_size=len(base))
+  a, b = vocab.take(data.draw(codes)), vocab.take(data.draw(codes))
+  again = b.take(data.draw(st.lists(st.integers(0, max(len(b) - 1, 0)), unique=True,
+                                     max_size=len(b))) if len(b) else [])
+  new = io.Ids.from_strings([x for x in extra if x not in base])[0]
+  joined = a._joined(new, new=True)
+  parts = [vocab, a, b, again, joined, a._joined(new)]
+  for x in parts:
+    for y in parts:
+      want = [x.tolist().index(v) if v in x.tolist() else -1 for v in y.tolist()]
+      assert x.index(y).tolist() == want, (x.tolist(), y.tolist())

@@ -182,3 +182,17 @@ def test_repeated_is_exact_when_few_keys_repeat(n, repeats, pool, seed):
   if int(np.sum(counts[counts > 1] - 1)) <= keys.size >> 8:
     assert np.array_equal(flagged, exact)
   assert _judged._any_repeated(keys) == bool(exact.any())
+
+
+def test_a_chunks_documents_meet_the_qrels_by_their_codes():
+  """The judged reader's chunk vocabulary is a part of the qrels' (their judged documents, then
+  ids the qrels lack): Ids.index matches the two by codes, with the hashing path's answer."""
+  qrels = io.read_qrels(b"q 0 b 1\nq 0 z 1\nr 0 e 2\n")
+  text = b"q Q0 a 1 3 t\nq Q0 b 2 2 t\nq Q0 c 3 2 t\nr Q0 d 1 1 t\nr Q0 e 2 1 t\n"
+  (run,) = iter_judged_run_chunks(text, qrels)
+  assert run.docid_vocab._part_of()[0] is qrels.docid_vocab
+  part = qrels.docid_vocab.take([2, 1])  # a chunk's judgments: e, z
+  plain = io.Ids.from_strings(run.docid_vocab.tolist())[0]  # the same ids, read on their own
+  for other in (qrels.docid_vocab, part):
+    assert run.docid_vocab.index(other).tolist() == plain.index(other).tolist()
+  assert run.docid_vocab.index(part).tolist() == [run.docid_vocab.tolist().index("e"), -1]
