@@ -129,17 +129,16 @@ class Judged:
     """Turns the codes from :meth:`code` (in place; -1 becomes the code of an empty id, the
     last of the vocabulary) into codes of the returned vocabulary: the judged documents used,
     in qrels order, then ``own``'s, then the empty id."""
-    n = len(self.vocab)
-    judged = codes < n
-    judged &= codes >= 0
-    used = np.zeros(n, bool)
-    used[codes[judged]] = True
-    used = np.flatnonzero(used)
-    remap = np.empty(n, codes.dtype)
-    remap[used] = np.arange(used.size)
-    codes[judged] = remap[codes[judged]]
-    codes[codes >= n] += used.size - n
-    codes[codes < 0] = used.size + own.add_uncoded()
+    n, mine = len(self.vocab), own.n
+    shifted = codes + 1  # 0: uncoded, 1 .. n: judged, then own's: one table maps them all
+    seen = np.zeros(n + mine + 1, bool)
+    seen[shifted] = True
+    used = np.flatnonzero(seen[1:n + 1])
+    new = np.empty(seen.size, codes.dtype)
+    new[1 + used] = np.arange(used.size)
+    new[1 + n:] = np.arange(used.size, used.size + mine)
+    new[0] = used.size + own.add_uncoded()
+    np.take(new, shifted, out=codes)
     # own's ids are in no judgment (the qrels judge no empty id: see __init__), so the chunk's
     # documents meet the qrels' by their codes (Ids.index), not by hashing them again.
     return self.vocab.take(used)._joined(own.ids(), new=self.no_empty)
