@@ -29,6 +29,7 @@ _MIX = np.uint64(0xD6E8FEB86659FD93)  # an odd constant mixing a query code into
 _FILTER_BITS = 25  # the judged documents' bitmap: 2**25 bits, 4 MB
 _BUCKET_BITS = 17  # buckets counting a block's keys (1 MB of counts)
 _FEW_BITS = 16  # buckets of a block's few repeated keys
+_FEW_SHIFT = 4  # "few": at most one key in 16 repeats a value
 
 
 def _repeated(keys: np.ndarray) -> np.ndarray:
@@ -39,7 +40,7 @@ def _repeated(keys: np.ndarray) -> np.ndarray:
   buckets by the top bits of two multiplicative mixes), a few percent more than exact."""
   s = np.sort(keys)
   again = s[1:][s[1:] == s[:-1]]
-  if again.size <= keys.size >> 8:  # none or a few: exact
+  if again.size <= keys.size >> _FEW_SHIFT:  # none or a few: exact
     exact = np.zeros(keys.size, bool)
     if again.size:  # the keys in a bucket of a repeated one (a 64 KB bitmap), then exactly
       top = np.uint64(64 - _FEW_BITS)

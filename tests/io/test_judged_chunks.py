@@ -179,7 +179,7 @@ def test_repeated_is_exact_when_few_keys_repeat(n, repeats, pool, seed):
   flagged = _judged._repeated(keys)
   assert flagged.dtype == bool and flagged.shape == keys.shape
   assert flagged[exact].all()
-  if int(np.sum(counts[counts > 1] - 1)) <= keys.size >> 8:
+  if int(np.sum(counts[counts > 1] - 1)) <= keys.size >> _judged._FEW_SHIFT:
     assert np.array_equal(flagged, exact)
   assert _judged._any_repeated(keys) == bool(exact.any())
 
