@@ -67,14 +67,15 @@ def ranked_order(rq: np.ndarray, keys: np.ndarray, rdoc: np.ndarray, rv, nq: int
   reader did not code (:func:`jaxrank.io.iter_judged_run_chunks`), none of which ties.
   """
   if rq.size and np.all(rq[1:] >= rq[:-1]):  # already grouped in query order (the usual file)
-    order = order_within(rq, -keys, nq, stable=ties == "first")
+    q = rq  # the queries in rank order: a permutation within groups keeps them
+    order = order_within(q, -keys, nq, stable=ties == "first")
   else:
     by_query = np.argsort(rq, kind="stable")
-    order = by_query[order_within(rq[by_query], -keys[by_query], nq,
-                                  stable=ties == "first")]
+    q = rq[by_query]
+    order = by_query[order_within(q, -keys[by_query], nq, stable=ties == "first")]
   if ties != "trec" or order.size < 2:
     return order
-  q, k = rq[order], keys[order]
+  k = keys[order]
   same = (q[1:] == q[:-1]) & (k[1:] == k[:-1])
   if not same.any():
     return order
