@@ -63,10 +63,10 @@ def iter_judged_run_chunks(path: PathLike | bytes, qrels: Qrels, *,
   chunk's vocabulary: coding millions of such ids is most of a large run's reading time. They
   share one code, that of an extra empty id at the end of ``docid_vocab`` (no file holds it).
   Coded: every judged document (matched byte for byte; it takes its qrels code, so no table
-  insert), every line whose score may tie with another of its query (a superset: keys sharing
-  a hash bucket), and a block's last query. A chunk's ``docid_vocab`` lists the judged
-  documents it holds (in the qrels' order), then the others it codes, then the empty id.
-  ``rank`` is not kept (zeros). A query listing a document twice, a query whose lines are not
+  insert), every line whose score may tie with another of its query (as float32: exactly those
+  when a block's ties are few, a superset when they are many), and a block's last query. A
+  chunk's ``docid_vocab`` lists the judged documents it holds (in the qrels' order), then the
+  others it codes, then the empty id. ``rank`` is not kept (zeros). A query listing a document twice, a query whose lines are not
   together and two ids with equal hashes raise :class:`NeedsFullRead`: the full readers report
   or handle them. ``path`` must name a file that can be read again.
 
