@@ -66,9 +66,10 @@ def iter_judged_run_chunks(path: PathLike | bytes, qrels: Qrels, *,
   insert), every line whose score may tie with another of its query (as float32: exactly those
   when a block's ties are few, a superset when they are many), and a block's last query. A
   chunk's ``docid_vocab`` lists the judged documents it holds (in the qrels' order), then the
-  others it codes, then the empty id. ``rank`` is not kept (zeros). A query listing a document twice, a query whose lines are not
-  together and two ids with equal hashes raise :class:`NeedsFullRead`: the full readers report
-  or handle them. ``path`` must name a file that can be read again.
+  others it codes, then the empty id. ``rank`` is not kept (zeros). A query listing a document
+  twice, a query whose lines are not together and two ids with equal hashes raise
+  :class:`NeedsFullRead`: the full readers report or handle them. ``path`` must name a file
+  that can be read again.
 
   Example:
     >>> from jaxrank import io

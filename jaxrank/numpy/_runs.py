@@ -155,8 +155,8 @@ def _evaluate_one(run: Any, judgments: io.Qrels, qrels_name: str, metrics: list[
             cast(Mapping[str, Mapping[str, float]], source), max_rows=n,
             qrels=judgments if judged else None),
         rereadable=True, after_judged="chunks", where=where, given=options, options=formula,
-        sources=("run", qrels_name), unique_docs=unique, ties=ties, threshold=threshold, float32=float32,
-        max_docs=max_docs, complete=complete)
+        sources=("run", qrels_name), unique_docs=unique, ties=ties, threshold=threshold,
+        float32=float32, max_docs=max_docs, complete=complete)
   out: _Result = {}
   for name, ref in keys:
     if ref not in result.per_query:  # summary-only measures (num_q, gm_map, runid)
