@@ -4,6 +4,7 @@ appearance) and :class:`Vocab`, the hash table that codes ids while a file is re
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -205,7 +206,7 @@ class Ids:
     [2, 1, 0]
   """
 
-  __slots__ = ("_words", "_woff", "_len", "_hash", "_table", "_origin")
+  __slots__ = ("_words", "_woff", "_len", "_hash", "_table", "_origin", "__weakref__")
 
   def __init__(self, words: np.ndarray, word_offsets: np.ndarray, lengths: np.ndarray,
                hashes: np.ndarray, table: tuple[np.ndarray, int] | None = None,
@@ -214,7 +215,8 @@ class Ids:
     self._table = table  # (slots, bits): the hash table that coded the ids, kept for index()
     # (base, codes): this vocabulary's first codes.size ids are base's ids at codes, and none
     # of its later ids is in base; index() then matches two parts of one base by their codes.
-    self._origin = origin
+    # The base is held weakly: a small part never keeps a large vocabulary alive.
+    self._origin = None if origin is None else (weakref.ref(origin[0]), origin[1])
 
   @classmethod
   def _from_buffer(cls, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,
@@ -340,6 +342,9 @@ class Ids:
       # Two parts of one vocabulary (other's ids all in it): matched by their codes there.
       if mine is None:
         return np.asarray(theirs, np.int64).copy()
+      if theirs is not None and mine.size and (mine[1:] > mine[:-1]).all():  # judged chunks
+        at = np.minimum(np.searchsorted(mine, theirs), mine.size - 1)
+        return np.where(mine[at] == theirs, at, -1)
       at = np.full(len(base), -1, np.int64)
       at[mine] = np.arange(mine.size)
       return at if theirs is None else at[theirs]
@@ -392,8 +397,12 @@ class Ids:
   def _part_of(self) -> tuple[Ids, np.ndarray | None]:
     """``(base, codes)``: this vocabulary's first ``codes.size`` ids are ``base``'s at
     ``codes`` and its others are not in ``base``; ``(self, None)`` when it was not taken from
-    another (:meth:`take`)."""
-    return self._origin or (self, None)
+    another (:meth:`take`) or that one is gone."""
+    if self._origin is not None:
+      base = self._origin[0]()
+      if base is not None:
+        return base, self._origin[1]
+    return self, None
 
   def _joined(self, other: Ids, *, new: bool = False) -> Ids:
     """This vocabulary's ids followed by ``other``'s (codes ``len(self)``, ... for those); the
@@ -401,7 +410,8 @@ class Ids:
     ``new``: the caller also knows that no id of ``other`` is in the vocabulary this one was
     taken from (:meth:`take`), so :meth:`index` can still match by codes."""
     end = int(self._woff[-1])
-    origin = self._origin if new and self._origin and self._origin[1].size == len(self) else None
+    base, at = self._part_of()
+    origin = (base, at) if new and at is not None and at.size == len(self) else None
     return Ids(np.concatenate([self._words[:end], other._words]),
                np.concatenate([self._woff[:-1], other._woff + end]),
                np.concatenate([self._len, other._len]),

@@ -352,6 +352,21 @@ def test_memory_does_not_grow_with_the_longest_id():
   assert run.docid_vocab.lengths.max() == 5000 + len(run.docid_vocab[0]) - 5000
 
 
+def test_a_part_does_not_keep_its_vocabulary_alive():
+  """Ids.take holds the vocabulary it was taken from weakly: once that one is gone, its parts
+  still match each other (by their ids) and it is freed."""
+  import gc
+  import weakref
+
+  vocab = io.Ids.from_strings([f"d{i}" for i in range(50)])[0]
+  a, b = vocab.take([3, 1, 4]), vocab.take([4, 9, 3])
+  gone = weakref.ref(vocab)
+  del vocab
+  gc.collect()
+  assert gone() is None
+  assert a.index(b).tolist() == [2, -1, 0]
+
+
 def test_ids_take_is_the_vocabulary_of_a_part():
   """Ids.take (each chunk's own judgments in jaxrank evaluate --chunk-lines): the ids at the
   codes, in that order, found by index and sorted by argsort like the originals."""
@@ -384,7 +399,8 @@ def test_parts_of_one_vocabulary_are_matched_like_any_two(base, extra, data):
                                      max_size=len(b))) if len(b) else [])
   new = io.Ids.from_strings([x for x in extra if x not in base])[0]
   joined = a._joined(new, new=True)
-  parts = [vocab, a, b, again, joined, a._joined(new)]
+  ordered = vocab.take(sorted(data.draw(codes)))._joined(new, new=True)  # as a judged chunk's
+  parts = [vocab, a, b, again, joined, a._joined(new), ordered]
   for x in parts:
     for y in parts:
       want = [x.tolist().index(v) if v in x.tolist() else -1 for v in y.tolist()]
