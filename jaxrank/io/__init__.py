@@ -73,12 +73,13 @@ from jaxrank.io._writer import write_qrels
 from jaxrank.io._writer import write_run
 
 # Internal names other jaxrank packages use (not in __all__): jaxrank.cli and jaxrank.numpy
-# still reach them as io.<name>. Their homes are jaxrank.io._chunks and jaxrank.io._judged,
+# still reach them as io.<name>. Their homes are jaxrank.io._chunks, _judged and _reader,
 # where tests/ and bench/ import them from; these lines go once jaxrank's packages do too.
 # (`name as name`: an explicit re-export, for type checkers.)
 from jaxrank.io._chunks import iter_judged_run_chunks as iter_judged_run_chunks
 from jaxrank.io._judged import NeedsFullRead as NeedsFullRead
 from jaxrank.io._judged import iter_dict_chunks as iter_dict_chunks
+from jaxrank.io._reader import named_paths as named_paths
 
 __all__ = [
     "Ids",

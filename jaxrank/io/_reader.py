@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from io import BytesIO
+from typing import Any
 
 import numpy as np
 
@@ -167,16 +168,32 @@ def read_runs(paths: Sequence[PathLike] | Mapping[str, PathLike | bytes]) -> dic
   if isinstance(paths, (str, bytes, os.PathLike)):
     raise TypeError(f"paths must be a list of run files or a {{name: path}} mapping, got "
                     f"{type(paths).__name__} {paths!r}: for one run use read_run")
-  named = list(paths.items()) if isinstance(paths, Mapping) else [
-      (os.fspath(p), p) for p in paths]
-  names = [name for name, _ in named]
-  twice = sorted({n for n in names if names.count(n) > 1})
-  if twice:
-    raise ValueError(f"paths: each run must have its own name, got {twice[0]!r} twice")
-  if sum(isinstance(p, str) and p == "-" for _, p in named) > 1:
-    raise ValueError("paths: standard input ('-') can be read only once")
   return {name: read_run(path, name=name if isinstance(path, bytes) else None)
-          for name, path in named}
+          for name, path in named_paths(paths, "paths").items()}
+
+
+def named_paths(paths: Iterable[Any] | Mapping[str, Any], what: str) -> dict[str, Any]:
+  """Internal API (:func:`read_runs`, ``jaxrank.numpy.evaluate_runs``): runs by name, a list of
+  paths keyed by each path as given (``os.fspath``). A name given twice, or standard input
+  (``"-"``) twice, is an error naming ``what``.
+
+  Example:
+    >>> from jaxrank.io._reader import named_paths
+    >>> named_paths(["a.run", "b.run"], "paths")
+    {'a.run': 'a.run', 'b.run': 'b.run'}
+  """
+  if isinstance(paths, Mapping):
+    named = dict(paths)
+  else:
+    named = {}
+    for path in paths:
+      if os.fspath(path) in named:
+        raise ValueError(f"{what}: each run must have its own name, got {os.fspath(path)!r} "
+                         "twice")
+      named[os.fspath(path)] = path
+  if sum(isinstance(p, str) and p == "-" for p in named.values()) > 1:
+    raise ValueError(f"{what}: standard input ('-') can be read only once")
+  return named
 
 
 def read_qrels(path: PathLike | bytes, *, name: str | None = None) -> Qrels:

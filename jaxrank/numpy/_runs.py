@@ -194,16 +194,11 @@ def evaluate_runs(runs: Mapping[str, io.Run | Mapping[str, Mapping[str, float]] 
     >>> jrn.evaluate_runs(runs, qrels, ["recip_rank", "P_2"], reduce="mean")
     {'a': {'recip_rank': 1.0, 'P_2': 0.5}, 'b': {'recip_rank': 0.5, 'P_2': 0.5}}
   """
-  if isinstance(runs, (list, tuple)) and all(_path(r, "runs") is not None for r in runs):
-    named = {}
-    for r in runs:
-      if os.fspath(r) in named:
-        raise ValueError(f"runs: each run must have its own name, got {os.fspath(r)!r} twice")
-      named[os.fspath(r)] = r
-    runs = named
-  if not isinstance(runs, Mapping):
+  paths = isinstance(runs, (list, tuple)) and all(_path(r, "runs") is not None for r in runs)
+  if not (paths or isinstance(runs, Mapping)):
     raise TypeError(f"runs must be a {{name: run}} mapping or a list of run file paths, got "
                     f"{type(runs).__name__}")
+  runs = io.named_paths(runs, "runs")
   metrics = _metrics(metrics, reduce)
   for run in runs.values():
     _check_kind(run, "run", io.Run)

@@ -128,6 +128,13 @@ def test_errors_in_a_qrels_file_name_the_file(tmp_path, monkeypatch, form, rows)
     jrn.evaluate_runs({"a": other}, qrels, ["map"])
 
 
+def test_evaluate_runs_reads_standard_input_once():
+  for runs in (["-", "-"], {"a": "-", "b": "-"}):
+    with pytest.raises(ValueError, match=r"runs: (standard input \('-'\) can be read only once|"
+                                         r"each run must have its own name, got '-' twice)"):
+      jrn.evaluate_runs(runs, QRELS, ["map"])
+
+
 def test_evaluate_runs_checks_every_run_before_reading_the_qrels(tmp_path):
   with pytest.raises(TypeError, match="run must be a .* got int"):
     jrn.evaluate_runs({"a": RUNS[0], "b": 3}, tmp_path / "absent.qrels", ["map"])
