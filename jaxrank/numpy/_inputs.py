@@ -20,13 +20,17 @@ def make_options(ties: str, **kw):
   return _options.make_options(ties="first" if ties in _trec.ORDERED else ties, **kw)
 
 
-def metric_specs(metrics) -> tuple[list[str], tuple]:
-  """``(names, specs)`` of one name or a non-empty list of jaxrank's metric names."""
-  if isinstance(metrics, str):
-    metrics = [metrics]
-  metrics = list(metrics)
+def metric_names(metrics) -> list[str]:
+  """One name or a non-empty sequence of names, as a list."""
+  metrics = [metrics] if isinstance(metrics, str) else list(metrics)
   if not metrics:
     raise ValueError("metrics must name at least one metric, got an empty list")
+  return metrics
+
+
+def metric_specs(metrics) -> tuple[list[str], tuple]:
+  """``(names, specs)`` of one name or a non-empty list of jaxrank's metric names."""
+  metrics = metric_names(metrics)
   return metrics, tuple(_names.parse_metric(m) for m in metrics)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -105,27 +106,39 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]] | str | os.Path
     >>> {name: round(v["q1"], 4) for name, v in out.items()}
     {'recip_rank': 0.5, 'P_2': 0.5, 'ndcg@2': 0.2398}
   """
-  metrics = _metrics(metrics, reduce)
+  asked = _Asked.of(metrics, reduce=reduce, ties=ties, float32=float32, max_docs=max_docs,
+                    complete=complete, threshold=threshold, options=options)
   _check_kind(run, "run", io.Run)
   _check_kind(qrels, "qrels", io.Qrels)
-  return _evaluate_one(run, *_qrels(qrels), metrics, ties=ties, float32=float32,
-                       max_docs=max_docs, complete=complete, reduce=reduce,
-                       threshold=threshold, options=options)
+  return _evaluate_one(run, *_qrels(qrels), asked)
 
 
-def _metrics(metrics: Sequence[str] | str, reduce: str | None) -> list[str]:
-  """The checked ``metrics`` as a list (and ``reduce`` checked)."""
-  _inputs.check_reduce(reduce)
-  metrics = [metrics] if isinstance(metrics, str) else list(metrics)
-  if not metrics:
-    raise ValueError("metrics must name at least one metric, got an empty list")
-  return metrics
+@dataclasses.dataclass(frozen=True)
+class _Asked:
+  """What a call asks of each run, checked and parsed once: the trec_eval requests, the other
+  names and each output key's value (:func:`jaxrank._trec.plan.one_value_each`), the formula
+  options as given (``given``) and as built (``formula``), and the trec_eval options."""
+
+  requests: Sequence[Any]
+  others: Sequence[str]
+  keys: Sequence[tuple[str, str]]
+  given: dict[str, Any]
+  formula: Any
+  reduce: str | None
+  trec: dict[str, Any]  # ties, float32, max_docs, complete, threshold
+
+  @classmethod
+  def of(cls, metrics: Sequence[str] | str, *, reduce: str | None, ties: str,
+         threshold: int, options: dict[str, Any], **trec: Any) -> _Asked:
+    _inputs.check_reduce(reduce)
+    requests, others, keys = _plan.one_value_each(_inputs.metric_names(metrics))
+    formula = _inputs.make_options(ties, threshold=threshold, **options)  # checked when unused
+    return cls(requests, others, keys, options, formula, reduce,
+               dict(trec, ties=ties, threshold=threshold))
 
 
-def _evaluate_one(run: Any, judgments: io.Qrels, qrels_name: str, metrics: list[str], *,
-                  ties: str, float32: bool, max_docs: int | None, complete: bool,
-                  reduce: str | None, threshold: int, options: dict[str, Any]) -> _Result:
-  """:func:`evaluate_run` of checked arguments, the qrels read (``qrels_name``: their name in
+def _evaluate_one(run: Any, judgments: io.Qrels, qrels_name: str, asked: _Asked) -> _Result:
+  """:func:`evaluate_run` of a checked run, the qrels read (``qrels_name``: their name in
   errors, the path or ``"qrels"``)."""
   unique = isinstance(run, Mapping)  # a dict cannot list a document twice for a query
   rows = sys.modules[__package__].DICT_CHUNK_ROWS  # jaxrank.numpy's, as set now
@@ -134,36 +147,32 @@ def _evaluate_one(run: Any, judgments: io.Qrels, qrels_name: str, metrics: list[
   if path is None:
     data = cast("io.Run | Mapping[str, Mapping[str, float]]", run)  # not a path
     source = data if size > rows else io.as_run(data)
-  requests, others, keys = _plan.one_value_each(metrics)
-  empty = options["empty"]
-  formula = _inputs.make_options(ties, threshold=threshold, **options)  # checked even when unused
-  where = "jaxrank.numpy.evaluate_run"
+  common = dict(where="jaxrank.numpy.evaluate_run", given=asked.given, options=asked.formula,
+                **asked.trec)
   if path is not None:  # a file: read as `jaxrank evaluate` reads it (big ones in chunks)
-    result = _plan.evaluate_file(
-        requests, others, judgments, path, where=where, given=options, options=formula,
-        sources=(path, qrels_name), ties=ties, threshold=threshold,
-        float32=float32, max_docs=max_docs, complete=complete)
+    result = _plan.evaluate_file(asked.requests, asked.others, judgments, path,
+                                 sources=(path, qrels_name), **common)
   else:
     # A big dict: a million rows at a time, combined as the CLI does; judged documents
     # first, every document coded if their hashes are equal.
     chunks = _plan.chunking(asked=None, size=size, auto_size=rows + 1, auto_rows=rows)
     result = _plan.evaluate_run(
-        requests, others, judgments, chunks=chunks,
+        asked.requests, asked.others, judgments, chunks=chunks,
         read=lambda: io.as_run(source),
         # cast: chunks are read only when size > rows, which kept the dict
         read_chunks=lambda judged, n: io.iter_dict_chunks(
             cast(Mapping[str, Mapping[str, float]], source), max_rows=n,
             qrels=judgments if judged else None),
-        rereadable=True, after_judged="chunks", where=where, given=options, options=formula,
-        sources=("run", qrels_name), unique_docs=unique, ties=ties, threshold=threshold,
-        float32=float32, max_docs=max_docs, complete=complete)
+        rereadable=True, after_judged="chunks", sources=("run", qrels_name), unique_docs=unique,
+        **common)
   out: _Result = {}
-  for name, ref in keys:
+  for name, ref in asked.keys:
     if ref not in result.per_query:  # summary-only measures (num_q, gm_map, runid)
       out[name] = result.summary[ref]
       continue
     values = result.per_query[ref]
-    out[name] = _inputs.keyed(result.qids, np.asarray(values), reduce, empty)
+    out[name] = _inputs.keyed(result.qids, np.asarray(values), asked.reduce,
+                              asked.given["empty"])
   return out
 
 
@@ -199,12 +208,10 @@ def evaluate_runs(runs: Mapping[str, io.Run | Mapping[str, Mapping[str, float]] 
     raise TypeError(f"runs must be a {{name: run}} mapping or a list of run file paths, got "
                     f"{type(runs).__name__}")
   runs = io.named_paths(runs, "runs")
-  metrics = _metrics(metrics, reduce)
+  asked = _Asked.of(metrics, reduce=reduce, ties=ties, float32=float32, max_docs=max_docs,
+                    complete=complete, threshold=threshold, options=options)
   for run in runs.values():
     _check_kind(run, "run", io.Run)
   _check_kind(qrels, "qrels", io.Qrels)
   judgments, qrels_name = _qrels(qrels)
-  return {name: _evaluate_one(run, judgments, qrels_name, metrics, ties=ties, float32=float32,
-                              max_docs=max_docs, complete=complete, reduce=reduce,
-                              threshold=threshold, options=options)
-          for name, run in runs.items()}
+  return {name: _evaluate_one(run, judgments, qrels_name, asked) for name, run in runs.items()}
