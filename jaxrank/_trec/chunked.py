@@ -219,7 +219,7 @@ def _combine(parts: list[tuple[np.ndarray, _run.Result]], requests: Sequence[Req
     per_query[name] = values
     request = _irnames.trec_request(name, threshold, where)
     if request is None:  # a rank-core metric: the mean in query order
-      summary[name] = sum(values.tolist()) / values.size if values.size else 0.0
+      summary[name] = _run.query_mean(values)
       continue
     _, of_request, counts = _run.summarize(functools.partial(_alone, values), [request], nq,
                                            tag, qrels, complete)

@@ -151,7 +151,7 @@ def evaluate_names(run, qrels, names, requests=(), *, ties: str = "trec", thresh
       else:
         v = np.asarray(result.core[(t.core, t.k)], np.float64)
         per_query[t.name] = v
-        summary[t.name] = sum(v.tolist()) / v.size if v.size else 0.0  # in query order
+        summary[t.name] = _run.query_mean(v)
   shown = printed + [n for n in names if n not in printed]
   return _run.Result(qids=qids or [],
                      per_query={n: per_query[n] for n in shown if n in per_query},

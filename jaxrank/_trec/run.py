@@ -380,6 +380,19 @@ def _host_values(requests: Sequence[Request], queries: _Queries, ranked: _Ranked
   return values_of
 
 
+def query_mean(values: np.ndarray) -> float:
+  """The mean of per-query values added one by one in query order, as trec_eval adds them (the
+  same float whoever computes it: the whole run, its chunks, a name); 0.0 for no query.
+
+  Example:
+    >>> import numpy as np
+    >>> from jaxrank._trec import run as _run
+    >>> _run.query_mean(np.array([0.1, 0.2, 0.3])), _run.query_mean(np.zeros(0))
+    (0.20000000000000004, 0.0)
+  """
+  return sum(values.tolist()) / values.size if values.size else 0.0
+
+
 def summarize(values_of: Callable[[Request], list[np.ndarray]], requests: Sequence[Request],
               nq: int, tag: str, qrels: Qrels, complete: bool):
   """``(per_query, summary, integer)``: each request's per-query values (``values_of(r)``, one
@@ -408,7 +421,7 @@ def summarize(values_of: Callable[[Request], list[np.ndarray]], requests: Sequen
         logs = np.log(np.maximum(v, 1e-5)).tolist()
         summary[name] = math.exp(sum(logs) / nq) if nq else 0.0
       else:
-        summary[name] = sum(v.tolist()) / nq if nq else 0.0  # in query order, as trec_eval
+        summary[name] = query_mean(v)
       if m.per_query:
         per_query[name] = v
   return per_query, summary, integer

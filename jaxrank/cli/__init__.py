@@ -485,9 +485,10 @@ def evaluate_command(args: argparse.Namespace) -> str:
 
   def evaluate(path: str):
     return _plan.evaluate_file(
-        requests, names, qrels, path, asked=args.chunk_lines, note=progress.note, progress=progress, where="`jaxrank evaluate`", ties=args.ties,
-        float32=args.float32, max_docs=args.max_docs, complete=args.complete,
-        threshold=args.level, sources=(path, args.qrels))
+        requests, names, qrels, path, asked=args.chunk_lines, note=progress.note,
+        progress=progress, where="`jaxrank evaluate`", ties=args.ties, float32=args.float32,
+        max_docs=args.max_docs, complete=args.complete, threshold=args.level,
+        sources=(path, args.qrels))
 
   try:
     progress.note(f"reading {args.qrels}")
