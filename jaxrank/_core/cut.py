@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxrank._core.counting import first_counts, item_keys
+from jaxrank._core.counting import first_counts, item_keys, sum_over_items
 from jaxrank._core.ranks import sort_keys
 
 # Score dtypes whose every value float32 holds exactly, so one float32 ``top_k`` finds each list's
@@ -96,8 +96,8 @@ def _cut_slot_ranks_plain(scores, values, top_index, slot_ok, slot_index, *, cut
   bound = top_keys[..., -1:]
   in_top = jnp.sum(top_keys == bound, axis=-1, dtype=jnp.int32)[..., None]
   straddle = values[..., cut] == values[..., cut - 1]
-  tied = lax.cond(jnp.any(straddle), lambda: jnp.sum(
-      sort_keys(scores, None) == bound, axis=-1, dtype=jnp.int32)[..., None], lambda: in_top)
+  tied = lax.cond(jnp.any(straddle), lambda: sum_over_items(
+      lambda chunk, _: (item_keys(chunk) == bound[..., None],), (scores,))[0], lambda: in_top)
   out = jnp.int32(size + 1)
   if slot_index.shape[-1] == scores.shape[-1]:  # one slot per item (relevant_slots, m >= n)
     return _cut_item_ranks(scores, top_keys, top_index[..., :cut], bound, tied, slot_ok, out)
@@ -165,9 +165,10 @@ def _cut_slot_ranks_keyed(scores, valid, num_items, slot_ok, slot_index, *, ties
   # Behind a barrier: XLA's CPU backend turns a top_k whose values are sliced into a full sort
   # (40x slower at 1,000 x 1,000, k = 10). The barrier takes the two outputs, not the top_k
   # itself: XLA's TopkDecomposer crashes on a top_k whose user is a barrier (multi-device CPU).
-  top, top_index = lax.top_k(values, cut)
+  # One more than cut: the (cut + 1)-th key tells whether the tie group at T straddles the cut.
+  top, top_index = lax.top_k(values, cut if ties == "first" else cut + 1)
   top, top_index = lax.optimization_barrier((top, top_index))
-  reach = (top[..., -1] > -jnp.inf)[..., None]  # the list has cut items above -inf
+  reach = (top[..., cut - 1] > -jnp.inf)[..., None]  # the list has cut items above -inf
   q = slot_keys
   out = jnp.int32(size + 1)
   if ties == "first":
@@ -178,17 +179,32 @@ def _cut_slot_ranks_keyed(scores, valid, num_items, slot_ok, slot_index, *, ties
     rank = lax.cond(unsure, lambda: jnp.where(
         slot_ok, first_counts(items, q, slot_index, None, None) + 1, out), lambda: rank)
     return rank, rank
-  top_keys = item_keys(tuple(jnp.take_along_axis(x, top_index, axis=-1) for x in items))
+  all_keys = item_keys(tuple(jnp.take_along_axis(x, top_index, axis=-1) for x in items))
+  top_keys = all_keys[..., :cut]
   bound = jnp.where(reach, top_keys[..., -1:], np.int32(_NEG_INF_KEY))
   above = jnp.sum(top_keys[..., None, :] > q[..., :, None], axis=-1, dtype=jnp.int32)
   at = jnp.sum(top_keys[..., None, :] >= q[..., :, None], axis=-1, dtype=jnp.int32)
-  # one pass over each list: its items keyed T, and its NaN items (keyed below -inf)
-  tied = jnp.sum(keys == bound, axis=-1, dtype=jnp.int32)[..., None]
   n = num_items[..., None]
-  if jnp.issubdtype(scores.dtype, jnp.floating):
-    nan = n - jnp.sum(keys == _NAN_KEY, axis=-1, dtype=jnp.int32)[..., None]
-  else:
-    nan = n  # no NaN: with reach False no slot is keyed below T
+
+  def counted():  # one pass over each list: its items keyed T, and its NaN items
+    def at_bound(chunk, _):
+      keys = item_keys(chunk)
+      return keys == bound[..., None], keys == _NAN_KEY
+
+    tied, nans = sum_over_items(at_bound, items)
+    # no NaN in other dtypes: with reach False no slot is keyed below T
+    return tied, n - nans if jnp.issubdtype(scores.dtype, jnp.floating) else n
+
+  def within():  # every list reaches cut items above -inf and its group at T ends in the top
+    return jnp.sum(top_keys == bound, axis=-1, dtype=jnp.int32)[..., None], n
+
+  # The pass is needed only where a group at T straddles the cut or a list has fewer than cut
+  # items above -inf (NaN counts); otherwise the top cut + 1 keys say everything. Its keys are
+  # computed again, chunk by chunk (sum_over_items), so no [..., n] array but the top_k's
+  # operand is ever held: XLA's CPU backend sizes one scratch buffer for every branch, and one
+  # over 32 MiB (glibc's largest reusable block) is mapped afresh, page by page, on every call.
+  straddle = all_keys[..., cut] == all_keys[..., cut - 1]
+  tied, nan = lax.cond(jnp.any(straddle | ~reach[..., 0]), counted, within)
   gt = jnp.where(q >= bound, above, nan)
   ge = jnp.where(q > bound, at, jnp.where(q == bound, above + tied, n))
   ok = slot_ok & ~((q < bound) & reach)

@@ -109,6 +109,42 @@ def test_unmasked_float32_cut_gives_the_full_values(seed, levels, cut, dirty):
       assert (np.asarray(r.lo)[~reach & np.asarray(ok)] > cut).all()
 
 
+@pytest.mark.parametrize("case", ["distinct", "straddle", "short", "nan"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int16])
+def test_keyed_cut_counts_each_list_only_when_needed(case, dtype):
+  """The keyed path (a mask, or a dtype other than float32) passes over whole lists only when a
+  tie group at the cut-th key straddles the cut, or a list has fewer than cut items above -inf;
+  every case, with lists that need the pass and lists that do not in one batch, gives the full
+  count's values."""
+  rng = np.random.default_rng(3)
+  scores = np.stack([rng.permutation(N) for _ in range(LISTS)]).astype(np.float32)
+  where = np.ones((LISTS, N), bool)
+  where[:, -2:] = False  # masked: the keyed path
+  if case == "straddle":
+    scores[2, :4] = 20.0  # a group of 4 at the top of list 2, cut 3 falls inside it
+  elif case == "short":
+    where[3, 2:] = False  # list 3 holds 2 items, fewer than the cut
+  elif case == "nan":
+    # list 4: two items above -inf, then NaN, -inf, -inf, NaN...; the top_k sees all of them as
+    # -inf and takes them in index order, so the cut-th and (cut + 1)-th keys differ (NaN,
+    # -inf) while the relevant -inf items rank 3-4, inside the cut
+    scores[4, 2:] = np.nan
+    scores[4, 3:5] = -np.inf
+  labels = rng.integers(0, 3, (LISTS, N)) * (rng.random((LISTS, N)) < 0.6)
+  labels[4, 3:5] = 2
+  labels = jnp.asarray(labels)
+  s = jnp.asarray(np.nan_to_num(scores, nan=-5, neginf=-6) if dtype == np.int16 else scores,
+                  dtype)
+  options = _compute.make_options()
+  specs = tuple((name, k) for name in NAMES for k in (1, 3))
+  full = _values(s, labels, jnp.asarray(where), ties="average", cut=None, specs=specs,
+                 options=options)
+  fast = _values(s, labels, jnp.asarray(where), ties="average", cut=3, specs=specs,
+                 options=options)
+  for (name, k), a, b in zip(specs, fast, full):
+    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7, err_msg=f"{case} {name}@{k}")
+
+
 def test_ties_straddling_the_cut():
   # cut 3 falls inside the tie group of ranks 2-5; relevant items inside and outside it
   scores = jnp.array([[9.0, 5.0, 5.0, 5.0, 5.0, 1.0, 0.0, -1.0]])
