@@ -245,15 +245,23 @@ def _summary(labels: jax.Array, valid: jax.Array | None) -> list[int]:
   devices = labels.devices()
   if (labels.dtype.kind in "biu" and len(devices) == 1 and next(iter(devices)).platform == "cpu"
       and (valid is None or valid.devices() == devices)):
-    y = np.asarray(labels)
-    positive = y > 0
-    if valid is not None:
-      positive &= np.asarray(valid)
+    y = np.asarray(labels).reshape(math.prod(labels.shape[:-1]), labels.shape[-1])
+    v = None if valid is None else np.asarray(valid).reshape(y.shape)
     # A narrow accumulator where the row length allows: half the time of int64 (1 vs 2 ms).
     wide = np.uint16 if y.shape[-1] < 2**16 else np.int64
-    most = int(positive.view(np.uint8).sum(-1, dtype=wide).max(initial=0))
-    negative = y.dtype.kind == "i" and y.size and int(y.min()) < 0
-    return [most, 0, int(bool(negative)), 0]
+    signed = y.dtype.kind == "i"
+    most, negative = 0, False
+    # Rows in blocks of about 64K labels, so the second look (the sign) reads them from the
+    # cache: 1.65 -> 1.1 ms at 4,000 x 1,000 int32.
+    step = max(1, 2**16 // max(y.shape[-1], 1))
+    for i in range(0, y.shape[0], step):
+      part = y[i:i + step]
+      positive = part > 0
+      if v is not None:
+        positive &= v[i:i + step]
+      most = max(most, int(positive.view(np.uint8).sum(-1, dtype=wide).max(initial=0)))
+      negative = negative or (signed and part.size > 0 and int(part.min()) < 0)
+    return [most, 0, int(negative), 0]
   return [int(v) for v in _checks.host_values(_label_summary, labels, valid)]  # one transfer
 
 

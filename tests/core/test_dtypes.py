@@ -315,15 +315,20 @@ def test_int_positives_against_float32_candidates_stay_exact():
 @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint16, np.bool_,
                                    np.float32])
 @pytest.mark.parametrize("masked", [False, True])
-@pytest.mark.parametrize("shape", [(7, 13), (2, 3, 5), (4, 0), (0, 6)])
+@pytest.mark.parametrize("shape", [(7, 13), (2, 3, 5), (4, 0), (0, 6), (3, 70_000),
+                                   (2, 70, 2_000)])
 def test_host_label_summary_equals_the_device_one(dtype, masked, shape):
   # Integer and boolean labels on the CPU are counted and checked by NumPy in place
-  # (_dense._summary); everything else by the jitted reduction. Both must say the same.
+  # (_dense._summary, in blocks of rows: the last two shapes span several); everything else by
+  # the jitted reduction. Both must say the same, with a negative label only in the last row.
   from jaxrank._core import dense as _dense
   rng = np.random.default_rng(len(shape) + shape[-1])
   labels = rng.integers(-1 if np.issubdtype(dtype, np.signedinteger) else 0, 3, shape)
   valid = jnp.asarray(rng.random(shape) < 0.7) if masked else None
-  for y in (labels, np.maximum(labels, 0), np.zeros(shape, int)):
+  last = np.maximum(labels, 0)
+  if last.size:
+    last.reshape(-1)[-1] = -1 if np.issubdtype(dtype, np.signedinteger) else 0
+  for y in (labels, np.maximum(labels, 0), np.zeros(shape, int), last):
     y = jnp.asarray(y.astype(dtype))
     assert _dense._summary(y, valid) == [int(v) for v in np.asarray(
         _dense._label_summary(y, valid))]
