@@ -94,10 +94,8 @@ def _cut_slot_ranks_plain(scores, values, top_index, slot_ok, slot_index, *, cut
   top = values[..., :cut]
   top_keys = sort_keys(top, None)
   bound = top_keys[..., -1:]
-  in_top = jnp.sum(top_keys == bound, axis=-1, dtype=jnp.int32)[..., None]
   straddle = values[..., cut] == values[..., cut - 1]
-  tied = lax.cond(jnp.any(straddle), lambda: sum_over_items(
-      lambda chunk, _: (item_keys(chunk) == bound[..., None],), (scores,))[0], lambda: in_top)
+  tied, _ = _at_bound((scores,), top_keys, bound, straddle, nans=False)
   out = jnp.int32(size + 1)
   if slot_index.shape[-1] == scores.shape[-1]:  # one slot per item (relevant_slots, m >= n)
     return _cut_item_ranks(scores, top_keys, top_index[..., :cut], bound, tied, slot_ok, out)
@@ -133,6 +131,32 @@ def _cut_item_ranks(scores, top_keys, top_index, bound, tied, slot_ok, out):
   lo = put(lo, above + 1)
   hi = put(hi, jnp.where(top_keys == bound, above + tied, at))
   return jnp.where(slot_ok, lo, out), jnp.where(slot_ok, hi, out)
+
+
+def _at_bound(items, top_keys, bound, needed, *, nans: bool):
+  """``(tied, nan)``, int32 ``[..., 1]``: each list's items keyed ``bound`` (T, its cut-th key)
+  and, with ``nans``, its NaN items (else 0).
+
+  Only where ``needed`` (a tie group at T straddling the cut, a list short of cut items above
+  -inf) does this pass over whole lists; otherwise the group at T ends within the top cut keys
+  ``top_keys``, which count it, and there is no NaN count to take. The pass keys the items
+  again, 32 at a time (:func:`jaxrank._core.counting.sum_over_items`), so the kernel holds no
+  ``[..., n]`` array for it: XLA's CPU backend sizes one scratch buffer for every branch, and
+  glibc maps one over 32 MiB afresh, page by page, on every call.
+  """
+  def counted():
+    def at(chunk, _):
+      keys = item_keys(chunk)
+      return (keys == bound[..., None],) + ((keys == _NAN_KEY,) if nans else ())
+
+    counts = sum_over_items(at, items)
+    return counts[0], counts[1] if nans else jnp.zeros_like(counts[0])
+
+  def within():
+    tied = jnp.sum(top_keys == bound, axis=-1, dtype=jnp.int32)[..., None]
+    return tied, jnp.zeros_like(tied)
+
+  return lax.cond(jnp.any(needed), counted, within)
 
 
 def _cut_slot_ranks_keyed(scores, valid, num_items, slot_ok, slot_index, *, ties, cut, size):
@@ -184,27 +208,13 @@ def _cut_slot_ranks_keyed(scores, valid, num_items, slot_ok, slot_index, *, ties
   bound = jnp.where(reach, top_keys[..., -1:], np.int32(_NEG_INF_KEY))
   above = jnp.sum(top_keys[..., None, :] > q[..., :, None], axis=-1, dtype=jnp.int32)
   at = jnp.sum(top_keys[..., None, :] >= q[..., :, None], axis=-1, dtype=jnp.int32)
-  n = num_items[..., None]
-
-  def counted():  # one pass over each list: its items keyed T, and its NaN items
-    def at_bound(chunk, _):
-      keys = item_keys(chunk)
-      return keys == bound[..., None], keys == _NAN_KEY
-
-    tied, nans = sum_over_items(at_bound, items)
-    # no NaN in other dtypes: with reach False no slot is keyed below T
-    return tied, n - nans if jnp.issubdtype(scores.dtype, jnp.floating) else n
-
-  def within():  # every list reaches cut items above -inf and its group at T ends in the top
-    return jnp.sum(top_keys == bound, axis=-1, dtype=jnp.int32)[..., None], n
-
-  # The pass is needed only where a group at T straddles the cut or a list has fewer than cut
-  # items above -inf (NaN counts); otherwise the top cut + 1 keys say everything. Its keys are
-  # computed again, chunk by chunk (sum_over_items), so no [..., n] array but the top_k's
-  # operand is ever held: XLA's CPU backend sizes one scratch buffer for every branch, and one
-  # over 32 MiB (glibc's largest reusable block) is mapped afresh, page by page, on every call.
+  # A list with fewer than cut items above -inf needs the pass for its NaN items (other dtypes
+  # hold none: with reach False no slot is keyed below T).
   straddle = all_keys[..., cut] == all_keys[..., cut - 1]
-  tied, nan = lax.cond(jnp.any(straddle | ~reach[..., 0]), counted, within)
+  tied, nans = _at_bound(items, top_keys, bound, straddle | ~reach[..., 0],
+                         nans=jnp.issubdtype(scores.dtype, jnp.floating))
+  n = num_items[..., None]
+  nan = n - nans
   gt = jnp.where(q >= bound, above, nan)
   ge = jnp.where(q > bound, at, jnp.where(q == bound, above + tied, n))
   ok = slot_ok & ~((q < bound) & reach)
