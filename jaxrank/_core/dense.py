@@ -1,11 +1,12 @@
 """Ranks of dense input: per-item scores and labels (:func:`from_dense`), and its internal forms.
 
 The metric functions and :func:`jaxrank.evaluate` split :func:`from_dense`'s work in two:
-:func:`dense_arguments` does every eager step (input checks, the one host transfer that checks
-the labels and counts the relevant slots, whether the cut path applies) and
-:func:`ranks_of_dense` is the jitted kernel, so the ranks and the formulas run in one jitted
-call. :func:`relevant_slots` finds each list's relevant items; the slots are ranked by
-:mod:`jaxrank._core.counting` or, cut at the largest cutoff, by :mod:`jaxrank._core.cut`.
+:func:`dense_arguments` does every eager step (:func:`dense_inputs`: input checks;
+:func:`dense_static`: the one host transfer that checks the labels and counts the relevant
+slots, whether the cut path applies) and :func:`ranks_of_dense` is the jitted kernel, so the
+ranks and the formulas run in one jitted call. :func:`relevant_slots` finds each list's relevant
+items; the slots are ranked by :mod:`jaxrank._core.counting` or, cut at the largest cutoff, by
+:mod:`jaxrank._core.cut`.
 """
 
 from __future__ import annotations
@@ -98,9 +99,20 @@ def dense_arguments(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | Non
                     judged: ArrayLike | None = None) -> tuple[tuple, dict]:
   """The checked ``(arrays, static options)`` of :func:`ranks_of_dense` (see :func:`dense_ranks`).
 
-  All eager work happens here (input checks, the one host transfer of the label check and slot
-  count), so a caller can run :func:`ranks_of_dense` and the metric formulas in one jitted call.
+  All eager work happens here (:func:`dense_inputs`, then :func:`dense_static`), so a caller can
+  run :func:`ranks_of_dense` and the metric formulas in one jitted call.
   """
+  arrays = dense_inputs(scores, labels, where, ties=ties, tie_key=tie_key, method=method,
+                        judged=judged)
+  return arrays, dense_static(arrays, ties=ties, max_relevant=max_relevant, method=method,
+                              cut=cut)
+
+
+def dense_inputs(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | None = None, *,
+                 ties: str, tie_key: ArrayLike | None, method: str,
+                 judged: ArrayLike | None = None) -> tuple:
+  """``(scores, labels, valid, tie_key, judged)`` as checked JAX arrays: types and shapes only
+  (the labels' values are :func:`dense_static`'s)."""
   (scores,) = as_scores(("scores", scores, 1))
   labels = _checks.as_array("labels", labels, kinds="fib", wide_ints="float")
   _checks.check_same_shape("labels", labels, "scores", scores.shape)
@@ -109,16 +121,24 @@ def dense_arguments(scores: ArrayLike, labels: ArrayLike, where: ArrayLike | Non
   if judged is not None:
     judged = _checks.as_array("judged", judged, kinds="b")
     _checks.check_same_shape("judged", judged, "scores", scores.shape)
+  return scores, labels, valid, tie_key, judged
+
+
+def dense_static(arrays: tuple, *, ties: str, max_relevant: int | None, method: str,
+                 cut: int | None) -> dict:
+  """The static options of :func:`ranks_of_dense` for :func:`dense_inputs`' ``arrays``: the one
+  host transfer that checks concrete labels and counts the relevant slots, and whether the cut
+  path applies."""
+  scores, labels, valid, tie_key, judged = arrays
+  if judged is not None:
     m, z, checked = judged_slot_count(labels, valid, judged, max_relevant)
     # the cut path ranks relevant slots only: judged items need exact ranks
-    return ((scores, labels, valid, tie_key, judged),
-            dict(ties=ties, m=m, method=method, cut=None, checked=checked, z=z))
+    return dict(ties=ties, m=m, method=method, cut=None, checked=checked, z=z)
   m, checked = slot_count(labels, valid, max_relevant)
   if not cut_applies(scores.dtype, scores.shape[-1], cut, m, ties=ties, tie_key=tie_key,
                      method=method, masked=valid is not None):
     cut = None
-  return ((scores, labels, valid, tie_key, None),
-          dict(ties=ties, m=m, method=method, cut=cut, checked=checked))
+  return dict(ties=ties, m=m, method=method, cut=cut, checked=checked)
 
 
 def judged_slot_count(labels: jax.Array, valid: jax.Array | None, judged: jax.Array,
@@ -238,13 +258,20 @@ def _grades(labels, valid):
   return grades, grades > 0 if valid is None else (grades > 0) & valid
 
 
+def checks_on_host(labels: jax.Array, valid: jax.Array | None) -> bool:
+  """Whether :func:`slot_count` checks these concrete labels with NumPy (integer or boolean
+  labels on one CPU device): then it runs beside a computation XLA is already running."""
+  devices = labels.devices()
+  return (labels.dtype.kind in "biu" and len(devices) == 1
+          and next(iter(devices)).platform == "cpu"
+          and (valid is None or valid.devices() == devices))
+
+
 def _summary(labels: jax.Array, valid: jax.Array | None) -> list[int]:
   """:func:`_label_summary`'s values as ints: on the host for integer or boolean labels of one
   CPU device (NumPy reads them in place, and its two passes cost a quarter of XLA's
   multi-output reduction: 5 vs 20 ms at 10,000 x 1,000), else on the device (one transfer)."""
-  devices = labels.devices()
-  if (labels.dtype.kind in "biu" and len(devices) == 1 and next(iter(devices)).platform == "cpu"
-      and (valid is None or valid.devices() == devices)):
+  if checks_on_host(labels, valid):
     y = np.asarray(labels).reshape(math.prod(labels.shape[:-1]), labels.shape[-1])
     v = None if valid is None else np.asarray(valid).reshape(y.shape)
     # A narrow accumulator where the row length allows: half the time of int64 (1 vs 2 ms).
