@@ -220,7 +220,10 @@ def _label_summary_kernel():
 def _label_summary(labels):
   import jax.numpy as jnp
   if jnp.issubdtype(labels.dtype, jnp.floating):
-    return jnp.any(jnp.isnan(labels)), jnp.any(labels < 0), jnp.any(labels > MAX_GRADE)
+    # float16 and bfloat16 hold no finite value above MAX_GRADE (nor can they hold it)
+    huge = (labels > MAX_GRADE if float(jnp.finfo(labels.dtype).max) > MAX_GRADE
+            else jnp.isposinf(labels))
+    return jnp.any(jnp.isnan(labels)), jnp.any(labels < 0), jnp.any(huge)
   no = jnp.zeros((), bool)
   return no, jnp.any(labels < 0), no
 

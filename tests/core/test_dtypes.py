@@ -332,3 +332,17 @@ def test_host_label_summary_equals_the_device_one(dtype, masked, shape):
     y = jnp.asarray(y.astype(dtype))
     assert _dense._summary(y, valid) == [int(v) for v in np.asarray(
         _dense._label_summary(y, valid))]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, jnp.bfloat16])
+def test_half_precision_labels_check_without_a_warning(dtype):
+  # Their largest value is below float32's: comparing with it cast float32's largest to inf
+  # and warned on every call. +inf is still the one label above the range.
+  import warnings
+  scores = np.random.default_rng(0).random((3, 20))
+  labels = jnp.asarray(np.arange(60).reshape(3, 20) % 3, dtype)
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    jaxrank.ndcg(scores, labels, k=5)
+    with pytest.raises(ValueError, match="got inf at index"):
+      jaxrank.ndcg(scores, labels.at[1, 2].set(jnp.inf), k=5)
