@@ -51,7 +51,7 @@ def _unguessed(scores, labels, metrics, **options):
 
 @pytest.mark.parametrize("metrics", METRICS)
 @pytest.mark.parametrize("ties", ["average", "first", "pessimistic"])
-@pytest.mark.parametrize("dtype", [np.int32, np.int8, np.bool_])
+@pytest.mark.parametrize("dtype", [np.int32, np.int8, np.bool_, np.float32])
 def test_every_call_gives_the_checked_options_result(fresh, metrics, ties, dtype):
   # Few positives, then many (a wrong guess: too few slots), then few again (too many).
   sequence = [3, 3, 3, 200, 200, 200, 3, 3, 40, 3]
@@ -103,11 +103,11 @@ def test_labels_closed_over_by_jit_after_a_guess(fresh):
   np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
-def test_float_labels_are_not_guessed(fresh):
+def test_labels_checked_by_xla_are_not_guessed(fresh):
   scores, labels = _data(0, 5)
   for _ in range(4):
-    jaxrank.ndcg(scores, labels.astype(np.float32), k=10)
-  assert fresh == [fresh[0]] * 4 and not _compute._GUESSES._last  # checked by XLA: in order
+    jaxrank.ndcg(scores, labels.astype(np.float16), k=10)
+  assert fresh == [fresh[0]] * 4 and not _compute._GUESSES._last  # checked in order
 
 
 def test_wrong_guesses_make_a_signature_wait_longer():
