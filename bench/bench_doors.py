@@ -7,7 +7,8 @@
 Rows (``--only`` takes their names): trec-files, test-files, sweep, dicts, ranked, topk, rect,
 kernels, startup.
 Every timing is the median of ``--repeats`` calls after a warm-up call, with
-``jax.block_until_ready`` on the outputs; every row also prints a sanity value from both tools so
+``jax.block_until_ready`` on the outputs (the kernels' calls interleaved with their baseline's,
+which each kernel row measures afresh); every row also prints a sanity value from both tools so
 agreement is visible. The table's ratio is jaxrank's time over the alternative's (lower is
 better): "3x faster" is a target ratio <= 0.33. Only jaxrank's public API is used (``jaxrank.io``,
 ``jaxrank.numpy``, ``jaxrank.evaluate``/``ndcg``/``from_ranked_ids``/``top_k_ids``, and the
@@ -88,6 +89,25 @@ def median_time(fn: Callable[[], Any], repeats: int, warmup: bool = True) -> tup
     out = jax.block_until_ready(fn())
     times.append(time.perf_counter() - start)
   return statistics.median(times), out
+
+
+def paired_median_times(fn: Callable[[], Any], alt: Callable[[], Any],
+                        repeats: int) -> tuple[float, Any, float, Any]:
+  """:func:`median_time` of ``fn`` and of ``alt``, their calls interleaved (one of each in
+  turn, after a warm-up call of each), so a machine slower for a while slows both alike:
+  ``(fn seconds, fn output, alt seconds, alt output)``."""
+  import jax
+  jax.block_until_ready((fn(), alt()))
+  times: tuple[list[float], list[float]] = ([], [])
+  outs: list[Any] = [None, None]
+  for _ in range(repeats):
+    for i, f in enumerate((fn, alt)):
+      outs[i] = None
+      gc.collect()
+      start = time.perf_counter()
+      outs[i] = jax.block_until_ready(f())
+      times[i].append(time.perf_counter() - start)
+  return statistics.median(times[0]), outs[0], statistics.median(times[1]), outs[1]
 
 
 def child_env(**extra: str) -> dict[str, str]:
@@ -688,8 +708,6 @@ def row_kernels(t: Table, a: argparse.Namespace, tmp: str) -> None:
     lists, items = (int(x) for x in size.lower().split("x"))
     s, y = graded_data(lists, items)
     ds, dy = jnp.asarray(s), jnp.asarray(y)
-    bt, bout = median_time(lambda: base_fn(ds, dy), a.repeats)
-    base_mean = float(jnp.mean(bout))
     kernels = [
         ("`ndcg(k=10)`, average ties", lambda s_, y_: jaxrank.ndcg(s_, y_, k=10), 1.2,
          lambda o: float(jnp.mean(o))),
@@ -706,8 +724,10 @@ def row_kernels(t: Table, a: argparse.Namespace, tmp: str) -> None:
     kernels.append(("`jit(ndcg(k=10))` without `max_relevant` (one slot per item)",
                     jax.jit(lambda s_, y_: jaxrank.ndcg(s_, y_, k=10)), None,
                     lambda o: float(jnp.mean(o))))
-    for name, fn, target, ndcg_of in kernels:
-      kt, out = median_time(lambda: fn(ds, dy), a.repeats)
+    for name, fn, target, ndcg_of in kernels:  # each beside the baseline, calls interleaved
+      kt, out, bt, bout = paired_median_times(lambda: fn(ds, dy), lambda: base_fn(ds, dy),
+                                              a.repeats)
+      base_mean = float(jnp.mean(bout))
       t.add("kernels", f"{size}: {name}", kt, "plain jitted `lax.top_k` NDCG@10 ignoring ties",
             bt, target, sanity=f"NDCG@10 {ndcg_of(out):.4f} / {base_mean:.4f}")
       t.bytes.append(dict(kernel=name, size=size, accessed=bytes_accessed(fn, ds, dy),
