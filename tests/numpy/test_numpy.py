@@ -596,3 +596,46 @@ def test_rectangular_arrays_take_the_dense_kernel_and_agree_with_the_general_pat
     np.testing.assert_allclose(nomask[m].reshape(-1), np.asarray(general[m]).reshape(-1),
                                rtol=1e-12, atol=0, err_msg=m)
     np.testing.assert_allclose(fast[m].reshape(-1), masked[m], rtol=1e-12, atol=0, err_msg=m)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_a_subnormal_score_anywhere_is_found(dtype):
+  # The check reads the scores in blocks: a subnormal in any block, the last one partial, counts.
+  from jaxrank.numpy import _arrays
+  tiny = np.finfo(dtype).tiny
+  x = np.random.default_rng(0).standard_normal((3, 70_000)).astype(dtype)
+  x[np.abs(x) < tiny] = 0.0
+  x[0, :5] = [0.0, -0.0, np.inf, -np.inf, tiny]
+  assert not _arrays._any_subnormal(x)
+  for at in (0, 65_535, 65_536, 140_000, x.size - 1):
+    y = x.copy()
+    y.reshape(-1)[at] = -tiny / 2
+    assert _arrays._any_subnormal(y), at
+    assert _arrays._any_subnormal(y, step=1000), at
+
+
+def test_rectangular_arrays_in_several_padded_calls_agree_with_the_general_path(monkeypatch):
+  # Small calls (rows padded to a power of two; the last call padded, the others views), all
+  # dispatched before they are read, against the lists' path; a subnormal score in the last
+  # list sends the arrays to the general path, which must agree too.
+  monkeypatch.setattr(batches, "ITEMS_PER_CALL", 4096)
+  rng = np.random.default_rng(3)
+  scores = rng.integers(-5, 6, (55, 300)).astype(np.float32)
+  labels = rng.integers(0, 4, (55, 300)) * (rng.random((55, 300)) < 0.05)
+  metrics = ["ndcg@10", "map", "mrr", "recall@20"]
+  calls = []
+  inner = kernels._dense_kernel
+  monkeypatch.setattr(kernels, "_dense_kernel",
+                      lambda *a, **k: calls.append(a[0].shape[0]) or inner(*a, **k))
+  fast = jrn.evaluate(scores, labels, metrics)
+  assert len(calls) > 2 and calls[-1] > 55 - sum(calls[:-1])  # the last call is padded
+  general = jrn.evaluate(scores.tolist(), labels.tolist(), metrics)
+  sub = scores.copy()
+  sub[-1, -1] = np.finfo(np.float32).tiny / 4
+  calls.clear()
+  routed = jrn.evaluate(sub, labels, metrics)
+  assert not calls
+  general_sub = jrn.evaluate(sub.tolist(), labels.tolist(), metrics)
+  for m in metrics:
+    np.testing.assert_allclose(fast[m], general[m], rtol=1e-12, atol=0, err_msg=m)
+    np.testing.assert_allclose(routed[m], general_sub[m], rtol=1e-12, atol=0, err_msg=m)
