@@ -78,36 +78,27 @@ SIZES = {  # flag: (full, quick)
 
 def median_time(fn: Callable[[], Any], repeats: int, warmup: bool = True) -> tuple[float, Any]:
   """Median wall seconds of ``repeats`` calls (after one warm-up call), and the last output."""
+  ((seconds, out),) = median_times([fn], repeats, warmup)
+  return seconds, out
+
+
+def median_times(fns: list[Callable[[], Any]], repeats: int,
+                 warmup: bool = True) -> list[tuple[float, Any]]:
+  """:func:`median_time` of each of ``fns``, their calls interleaved (one of each in turn), so
+  a machine slower for a while slows them alike: ``[(seconds, last output), ...]``."""
   import jax
   if warmup:
-    jax.block_until_ready(fn())
-  times, out = [], None
+    jax.block_until_ready([fn() for fn in fns])
+  times: list[list[float]] = [[] for _ in fns]
+  outs: list[Any] = [None for _ in fns]
   for _ in range(repeats):
-    del out
-    gc.collect()
-    start = time.perf_counter()
-    out = jax.block_until_ready(fn())
-    times.append(time.perf_counter() - start)
-  return statistics.median(times), out
-
-
-def paired_median_times(fn: Callable[[], Any], alt: Callable[[], Any],
-                        repeats: int) -> tuple[float, Any, float, Any]:
-  """:func:`median_time` of ``fn`` and of ``alt``, their calls interleaved (one of each in
-  turn, after a warm-up call of each), so a machine slower for a while slows both alike:
-  ``(fn seconds, fn output, alt seconds, alt output)``."""
-  import jax
-  jax.block_until_ready((fn(), alt()))
-  times: tuple[list[float], list[float]] = ([], [])
-  outs: list[Any] = [None, None]
-  for _ in range(repeats):
-    for i, f in enumerate((fn, alt)):
+    for i, fn in enumerate(fns):
       outs[i] = None
       gc.collect()
       start = time.perf_counter()
-      outs[i] = jax.block_until_ready(f())
+      outs[i] = jax.block_until_ready(fn())
       times[i].append(time.perf_counter() - start)
-  return statistics.median(times[0]), outs[0], statistics.median(times[1]), outs[1]
+  return [(statistics.median(t), out) for t, out in zip(times, outs)]
 
 
 def child_env(**extra: str) -> dict[str, str]:
@@ -725,8 +716,8 @@ def row_kernels(t: Table, a: argparse.Namespace, tmp: str) -> None:
                     jax.jit(lambda s_, y_: jaxrank.ndcg(s_, y_, k=10)), None,
                     lambda o: float(jnp.mean(o))))
     for name, fn, target, ndcg_of in kernels:  # each beside the baseline, calls interleaved
-      kt, out, bt, bout = paired_median_times(lambda: fn(ds, dy), lambda: base_fn(ds, dy),
-                                              a.repeats)
+      (kt, out), (bt, bout) = median_times([lambda: fn(ds, dy), lambda: base_fn(ds, dy)],
+                                           a.repeats)
       base_mean = float(jnp.mean(bout))
       t.add("kernels", f"{size}: {name}", kt, "plain jitted `lax.top_k` NDCG@10 ignoring ties",
             bt, target, sanity=f"NDCG@10 {ndcg_of(out):.4f} / {base_mean:.4f}")
