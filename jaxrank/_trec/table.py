@@ -14,6 +14,7 @@ import dataclasses
 import math
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from jaxrank._core import table as _table
 from jaxrank._trec import calc
@@ -51,6 +52,14 @@ class Measure:
   host: calc.Host | None = None
   needs_order: bool = False
   all_trec: bool = True
+
+  def __reduce__(self) -> tuple[Any, ...]:
+    # Pickled by name (its calculation is code): the table's record, with the fields this one
+    # changes (chunked evaluation's per_query, say).
+    record = _record(self.name)
+    changed = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+               if getattr(self, f.name) != getattr(record, f.name)}
+    return (_unpickle_measure, (self.name, changed))
 
   def __post_init__(self):
     # The core metric computing this measure comes from the metric table (its `trec` names).
@@ -166,6 +175,16 @@ IR_COUNTS = {m.name: m for m in [
     Measure("NumRel", "Relevant documents (rel >= -l) of a query the run has, 0 for a query "
             "only in the qrels (-c).", summary="sum", host=calc.in_run_num_rel),
 ]}
+
+
+def _record(name: str) -> Measure:
+  return MEASURES[name] if name in MEASURES else IR_COUNTS[name]
+
+
+def _unpickle_measure(name: str, changed: dict[str, Any]) -> Measure:
+  return dataclasses.replace(_record(name), **changed) if changed else _record(name)
+
+
 ALL_TREC = tuple(name for name, m in MEASURES.items() if m.all_trec)
 OFFICIAL = tuple(name for name, m in MEASURES.items() if m.official)
 

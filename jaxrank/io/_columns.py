@@ -12,6 +12,7 @@ from jaxrank.io._bytes import ERRORS
 from jaxrank.io._ids import BadId, Ids
 
 _V = TypeVar("_V")
+_C = TypeVar("_C", bound="_Columns")
 
 
 def bad_id_message(what: str, value: Any, reason: str, qid: Any = None) -> str:
@@ -79,6 +80,12 @@ class _Columns:
   def __setattr__(self, name: str, value: Any) -> None:
     raise AttributeError(f"{type(self).__name__} is immutable (cannot set {name!r})")
 
+  def __reduce__(self) -> tuple[Any, ...]:
+    # Pickled as its columns (checked when it was made); the id strings cache is left behind.
+    names = [n for cls in type(self).__mro__ for n in getattr(cls, "__slots__", ())
+             if n != "_cache"]
+    return (_restore, (type(self), {n: getattr(self, n) for n in names}))
+
   def _set(self, **values: Any) -> None:
     for k, v in values.items():
       object.__setattr__(self, k, v)
@@ -107,6 +114,13 @@ class _Columns:
                        map(ds.__getitem__, self.docid_codes.tolist()), values):
       out.setdefault(q, {})[d] = v
     return out
+
+
+def _restore(cls: type[_C], columns: dict[str, Any]) -> _C:
+  """A pickled :class:`Run` or :class:`Qrels` again, from its columns."""
+  obj = cls.__new__(cls)
+  obj._set(**columns, _cache={})
+  return obj
 
 
 class Run(_Columns):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -217,6 +218,11 @@ class Ids:
     # of its later ids is in base; index() then matches two parts of one base by their codes.
     # The base is held weakly: a small part never keeps a large vocabulary alive.
     self._origin = None if origin is None else (weakref.ref(origin[0]), origin[1])
+
+  def __reduce__(self) -> tuple[Any, ...]:
+    # Pickled as its arrays and hash table; the weak link to a vocabulary it was taken from
+    # (a shortcut of index()) stays behind.
+    return (Ids, (self._words, self._woff, self._len, self._hash, self._table))
 
   @classmethod
   def _from_buffer(cls, win: np.ndarray, starts: np.ndarray, lens: np.ndarray,

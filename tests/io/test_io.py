@@ -1,5 +1,6 @@
 """TREC run/qrels reading and writing, and the pandas adapters."""
 
+import pickle
 import subprocess
 import sys
 
@@ -222,6 +223,29 @@ def test_ids_factorize_index_and_sort_like_python(a, b):
   key = [s.encode() for s in va.tolist()]  # byte order, as strcmp
   assert [key[i] for i in va.argsort()] == sorted(key)
   assert va.bytes_array().tolist() == key
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(IDS, max_size=40), st.lists(IDS, max_size=40))
+def test_runs_qrels_and_ids_pickle(a, b):
+  """What another process gets (jaxrank._trec.parallel): the same ids, codes, columns, and a
+  vocabulary that still indexes (its hash table came along; a taken part's link to its
+  source, a shortcut, did not)."""
+  va, _ = io.Ids.from_strings(a + b)
+  part = va.take(np.arange(len(va))[::2])
+  for vocab in (va, part):
+    again = pickle.loads(pickle.dumps(vocab))
+    assert again.tolist() == vocab.tolist() and again.lengths.tolist() == vocab.lengths.tolist()
+    assert again.index(va).tolist() == vocab.index(va).tolist()
+  qids, docs = (a or ["q"]) * 2, (b or ["d"]) * 2
+  n = min(len(qids), len(docs))
+  run = io.Run(qids[:n], docs[:n], np.linspace(0, 1, n), tag="t")
+  qrels = io.Qrels(qids[:n], docs[:n], np.arange(n) % 3)
+  for obj in (run, qrels):
+    again = pickle.loads(pickle.dumps(obj))
+    assert type(again) is type(obj) and again.to_dict() == obj.to_dict()
+    assert again.qid.tolist() == obj.qid.tolist()
+  assert pickle.loads(pickle.dumps(run)).tag == "t"
 
 
 @pytest.mark.parametrize("threaded", [False, True])
