@@ -5,13 +5,15 @@ documents trec_eval's measures can tell apart (:func:`iter_judged_run_chunks`).
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
+from typing import BinaryIO
 
 import numpy as np
 
 from jaxrank.io._columns import Qrels, Run
 from jaxrank.io._errors import ScatteredQueryError
-from jaxrank.io._files import Input, PathLike, open_input
+from jaxrank.io._files import Input, PathLike, Span, open_input
 from jaxrank.io._judged import Judged, JudgedBuilder
 from jaxrank.io._reader import Builder
 from jaxrank.io._split import RUN, split_blocks
@@ -53,7 +55,8 @@ with io.read_run or `jaxrank evaluate --chunk-lines 0`)
 
 
 def iter_judged_run_chunks(path: PathLike | bytes, qrels: Qrels, *,
-                           max_lines: int = 1_000_000) -> Iterator[Run]:
+                           max_lines: int = 1_000_000, span: tuple[int, int] | None = None,
+                           threaded: bool = True) -> Iterator[Run]:
   """Internal API (``jaxrank evaluate``'s reader for large runs): :func:`iter_run_chunks`
   that codes only the documents trec_eval's measures can tell apart.
 
@@ -71,6 +74,10 @@ def iter_judged_run_chunks(path: PathLike | bytes, qrels: Qrels, *,
   :class:`NeedsFullRead`: the full readers report or handle them. ``path`` must name a file
   that can be read again.
 
+  ``span``: only bytes ``start:stop`` of the file ``path`` (a part from :func:`query_spans`;
+  its line numbers in errors count from ``start``); ``threaded``: split the blocks in a second
+  thread (as :func:`split_blocks`; off where processes share the cores).
+
   Example:
     >>> from jaxrank import io
     >>> from jaxrank.io._chunks import iter_judged_run_chunks
@@ -81,12 +88,71 @@ def iter_judged_run_chunks(path: PathLike | bytes, qrels: Qrels, *,
     [(['b', 'd', 'e', ''], [3, 0, 3, 1, 2])]
   """
   judged = Judged(qrels.docid_vocab)
-  f, name, close = open_input(path, None)
-  return _chunks(f, name, close, int(max_lines), judged)
+  if span is None:
+    f, name, close = open_input(path, None)
+    return _chunks(f, name, close, int(max_lines), judged, threaded=threaded)
+  if isinstance(path, bytes):
+    raise TypeError("span needs a file path, got bytes")
+  whole = open(path, "rb")  # closed by _chunks
+  return _chunks(Span(whole, *span), os.fspath(path), whole.close, int(max_lines), judged,
+                 threaded=threaded, bom=span[0] == 0)
 
 
-def _chunks(f: Input, name: str, close: Callable[[], None] | None, max_lines: int,
-            judged: Judged | None = None) -> Iterator[Run]:
+def query_spans(path: PathLike, parts: int) -> list[tuple[int, int]]:
+  """Internal API (runs evaluated by several processes): the file ``path`` cut into about
+  ``parts`` byte spans of whole queries, ``[(0, c1), (c1, c2), ..., (ck, size)]``: cut ``i`` is
+  the start of the first line from byte ``size * i / parts`` on whose query id (its first
+  field) differs from the one of the data line before it. A gzip file, or a part holding no
+  change of query, is not cut (fewer spans). Only LF ends a line here: a file of CR line ends
+  is not cut.
+
+  Example:
+    >>> import os, tempfile
+    >>> from jaxrank.io._chunks import query_spans
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
+    >>> with open(path, "wb") as f:
+    ...   _ = f.write(b"a Q0 x 1 3 t\\na Q0 y 2 2 t\\nb Q0 x 1 1 t\\nc Q0 z 1 1 u\\n")
+    >>> query_spans(path, 2)  # b's line starts at byte 26
+    [(0, 26), (26, 52)]
+  """
+  size = os.path.getsize(path)
+  cuts = [0]
+  with open(path, "rb") as f:
+    if f.read(2) != b"\x1f\x8b":
+      for i in range(1, parts):
+        at = _query_change(f, max(size * i // parts, cuts[-1] + 1), size * (i + 1) // parts)
+        if at is not None and cuts[-1] < at < size:
+          cuts.append(at)
+  return list(zip(cuts, cuts[1:] + [size]))
+
+
+def _query_change(f: BinaryIO, pos: int, limit: int) -> int | None:
+  """The start of the first line at or after byte ``pos`` whose query id differs from the one
+  of the data line before it (comment and blank lines skipped), before ``limit``; None if there
+  is none."""
+  back = min(pos, 4096)  # the line before: within the bytes read before pos, or skipped
+  step = 1 << 16
+  while True:
+    f.seek(pos - back)
+    data = f.read(back + step)
+    lines = data.split(b"\n")
+    at = pos - back  # the start of the line in hand (the first may be a part, unless at 0)
+    last = None
+    for i, line in enumerate(lines[:-1]):  # whole lines: each ends with LF
+      field = line.split(None, 1)[:1]
+      if (i or at == 0) and field and not field[0].startswith(b"#"):
+        if last is not None and field[0] != last and at >= pos:
+          return at if at < limit else None
+        last = field[0]
+      at += len(line) + 1
+    if len(data) < back + step or at >= limit:
+      return None
+    step *= 2
+
+
+def _chunks(f: Input | Span, name: str, close: Callable[[], None] | None, max_lines: int,
+            judged: Judged | None = None, *, threaded: bool = True,
+            bom: bool = True) -> Iterator[Run]:
   def builder_for() -> Builder:
     if judged is None:
       return Builder(RUN, max_lines + 1024, lines=True)
@@ -114,7 +180,8 @@ def _chunks(f: Input, name: str, close: Callable[[], None] | None, max_lines: in
     if close is not None:
       stack.callback(close)
     builder, hint = builder_for(), max_lines
-    blocks = stack.enter_context(contextlib.closing(split_blocks(f, name, RUN, threaded=True)))
+    blocks = stack.enter_context(contextlib.closing(split_blocks(f, name, RUN,
+                                                                 threaded=threaded, bom=bom)))
     for b, line in blocks:
       pos = 0
       while pos < b.n:

@@ -56,7 +56,7 @@ def open_input(path: PathLike | bytes,
   return f, name, close
 
 
-def _fill(f: Input, view: memoryview, name: str) -> int:
+def _fill(f: Input | Span, view: memoryview, name: str) -> int:
   """Reads into ``view`` until it is full or the data ends; the number of bytes read."""
   got = 0
   try:
@@ -86,11 +86,27 @@ def _last_line_end(buf: np.ndarray, lo: int, end: int, floor: int = 0) -> int:
   return lo
 
 
-def blocks(f: Input, name: str, buffers: int = 1) -> Iterator[tuple[np.ndarray, int, int]]:
+class Span:
+  """Bytes ``start:stop`` of a seekable binary file, read by ``readinto`` (what
+  :func:`blocks` reads): a part of a run file, its lines read by another process."""
+
+  def __init__(self, f: BufferedIOBase, start: int, stop: int) -> None:
+    f.seek(start)
+    self.f, self.left = f, stop - start
+
+  def readinto(self, view: memoryview) -> int:
+    n = self.f.readinto(memoryview(view)[:max(self.left, 0)]) if self.left > 0 else 0
+    self.left -= n
+    return n
+
+
+def blocks(f: Input | Span, name: str, buffers: int = 1,
+           bom: bool = True) -> Iterator[tuple[np.ndarray, int, int]]:
   """The content in blocks of whole lines, ``(buffer, lo, hi)``: lines ``buffer[lo:hi]``, the
   byte after them readable (zero padding at the end). ``buffers`` buffers of about 2 MB are
   used in turn, so a block stays valid until ``buffers - 1`` more were read (a line longer than
-  a block grows its buffer); a UTF-8 BOM at the start is skipped."""
+  a block grows its buffer); a UTF-8 BOM at the start is skipped (with ``bom``: the content
+  is a file's start)."""
   pool = [np.zeros(2 * BLOCK + PAD, np.uint8) for _ in range(buffers)]
   buf, turn = pool[0], 0
   carry, first, eof = 0, True, False
@@ -109,7 +125,7 @@ def blocks(f: Input, name: str, buffers: int = 1) -> Iterator[tuple[np.ndarray, 
         carry = end
         continue
       first = False
-      lo = 3 if bytes(buf[:3]) == codecs.BOM_UTF8 and end >= 3 else 0
+      lo = 3 if bom and bytes(buf[:3]) == codecs.BOM_UTF8 and end >= 3 else 0
     hi = end if eof else _last_line_end(buf, lo, end, floor)
     yielded = hi > lo
     if yielded:

@@ -10,7 +10,7 @@ import numpy as np
 
 from jaxrank.io._bytes import ERRORS, hash_ids, windows
 from jaxrank.io._errors import INT64_RANGE, TrecFormatError
-from jaxrank.io._files import Input, blocks, line_ends
+from jaxrank.io._files import Input, Span, blocks, line_ends
 from jaxrank.io._numbers import parse_floats, parse_ints, pythonic
 
 # parse(buf, win, starts, lens) -> (values, status): parse_ints, parse_floats.
@@ -193,15 +193,15 @@ def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: Format, name: str,
 _AHEAD = 32  # blocks split ahead of the caller (while it evaluates a chunk, say)
 
 
-def split_blocks(f: Input, name: str, fmt: Format, *,
-                 threaded: bool) -> Generator[tuple[Block, int], None, None]:
+def split_blocks(f: Input | Span, name: str, fmt: Format, *, threaded: bool,
+                 bom: bool = True) -> Generator[tuple[Block, int], None, None]:
   """The content's blocks split into rows (:func:`_split_block`), with the number of lines
   before each. ``threaded``: a second thread reads and splits the next block while the caller
   codes this one (NumPy releases the GIL in both, so two cores overlap them); errors reach the
-  caller in order, at the block they belong to."""
+  caller in order, at the block they belong to. ``bom``: as :func:`blocks`."""
   def split() -> Iterator[tuple[Block, int]]:
     line = 0
-    for buf, lo, hi in blocks(f, name, buffers=_AHEAD + 3 if threaded else 1):
+    for buf, lo, hi in blocks(f, name, buffers=_AHEAD + 3 if threaded else 1, bom=bom):
       b = _split_block(buf, lo, hi, fmt, name, line)
       yield b, line
       line += b.nlines
