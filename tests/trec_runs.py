@@ -1,5 +1,5 @@
 """Random pytrec_eval-style runs and qrels shared by the tests of the TREC doors (tests/numpy,
-tests/cli, tests/trec)."""
+tests/cli, tests/trec), and such files (random_files)."""
 
 import numpy as np
 
@@ -28,3 +28,25 @@ def random_trec(seed, queries=25):
   qrels["only-in-qrels"] = {"x": 1}
   shuffle = lambda d: {k: d[k] for k in rng.permutation(list(d))}  # noqa: E731
   return shuffle(run), shuffle(qrels)
+
+
+def random_files(tmp_path, seed):
+  """A run (lines grouped by query, in a random query order) with tied scores, and graded
+  qrels that judge some documents the run never retrieved, some queries with no run lines and
+  some run queries without judgments."""
+  rng = np.random.default_rng(seed)
+  run, qrels = [], []
+  queries = [f"q{i}" for i in rng.permutation(30)]
+  for i, q in enumerate(queries):
+    n = int(rng.integers(1, 25))
+    docs = rng.choice(60, size=n + 5, replace=False)
+    scores = rng.integers(0, 6, size=n) / 4  # many ties
+    if i % 7 != 3:  # some run queries have no judgments
+      for d in docs[rng.random(n + 5) < 0.6]:
+        qrels.append(f"{q} 0 d{d} {int(rng.choice([-1, 0, 0, 1, 1, 2, 3]))}\n")
+    if i % 9 != 5:  # some judged queries are not in the run
+      run += [f"{q} Q0 d{d} {r} {s} tag{i}\n" for r, (d, s) in enumerate(zip(docs, scores))]
+  rng.shuffle(qrels)
+  (tmp_path / "run").write_text("".join(run))
+  (tmp_path / "qrels").write_text("".join(qrels))
+  return tmp_path / "qrels", tmp_path / "run"

@@ -94,14 +94,8 @@ def _queries_only(qids: list[str], tag: str) -> Run:
 
 
 def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[Request], *,
-                    names: Sequence[str] = (), given: dict | None = None,
-                    where: str = "jaxrank.numpy.evaluate_run",
-                    ties: str = "trec", float32: bool = False, max_docs: int | None = None,
-                    complete: bool = False, threshold: int = 1,
                     progress: Callable[[int], None] | None = None,
-                    sources: tuple[str, str] = ("run", "qrels"),
-                    uncoded: bool = False, unique_docs: bool = False,
-                    options=None) -> _run.Result:
+                    **options: Any) -> _run.Result:
   """Evaluates a run given as chunks of whole queries; the result of
   :func:`jaxrank._trec.run.evaluate_requests` on the whole run, or with ``names`` that of
   :func:`jaxrank._trec.irnames.evaluate_names` (see the module docstring).
@@ -115,18 +109,9 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[Requ
   Args:
     chunks: the run as :class:`~jaxrank.io.Run` s holding whole queries (a query in one chunk
       only), e.g. ``io.iter_run_chunks(path)``; the last one's ``tag`` is the ``runid``.
-    qrels, requests, ties, float32, max_docs, complete, threshold, sources: as
-      :func:`jaxrank._trec.run.evaluate_requests`.
+    qrels, requests: the judgments and the trec_eval measures.
     progress: called after each chunk with the number of run lines evaluated so far.
-    uncoded: the chunks come from :func:`jaxrank.io.iter_judged_run_chunks` or
-      :func:`jaxrank.io.iter_dict_chunks` with qrels (the last id of each one's ``docid_vocab``
-      stands for the documents it did not code).
-    unique_docs, options: as :func:`jaxrank._trec.run.evaluate_requests` (the chunks of a dict,
-      :func:`jaxrank.io.iter_dict_chunks`, list no document twice).
-    names, given, where: ir_measures' or jaxrank's names beside the ``requests``, and the
-      call's formula options and name for errors, as
-      :func:`jaxrank._trec.irnames.evaluate_names` (which then evaluates each chunk; its
-      ``options`` are built from ``given``).
+    options: the fields of :class:`ChunkJob` (``names``, ``ties``, ``complete``, ...).
 
   Example:
     >>> from jaxrank import io
@@ -139,55 +124,134 @@ def evaluate_chunks(chunks: Iterable[Run], qrels: Qrels, requests: Sequence[Requ
     >>> res.qids, res.per_query["map"].tolist(), res.summary
     (['a', 'b', 'c'], [0.5, 0.0, 1.0], {'runid': 'u', 'num_q': 3, 'map': 0.5})
   """
-  qv = qrels.qid_vocab
-  judgments = _Judgments(qrels)
-  done = np.zeros(len(qv), bool)  # qrels queries evaluated so far
-  asked = _keeping_values(requests)
-  names = list(dict.fromkeys(names))
-  common: dict[str, Any] = {"float32": float32, "max_docs": max_docs, "threshold": threshold,
-                            "sources": sources,
-                            "shapes": [],  # one kernel shape for most chunks
-                            "unique_docs": unique_docs}
+  job = ChunkJob(qrels, requests, **options)
+  return job.result([job.values(chunks, progress)])
 
-  def evaluate(run: Run, part: Qrels, *, ties: str, complete: bool,
-               uncoded: int | None = None) -> _run.Result:
+
+@dataclasses.dataclass
+class Values:
+  """The values of some chunks of a run (:meth:`ChunkJob.values`): ``parts``, the qrels codes
+  of each chunk's queries and its result; ``done``, the qrels queries evaluated; ``unjudged``,
+  the run's query ids while none has judgments (for the error when none has), else None;
+  ``tag``, the last line's tag; ``lines``, the run lines read."""
+
+  parts: list[tuple[np.ndarray, _run.Result]]
+  done: np.ndarray
+  unjudged: list[str] | None
+  tag: str
+  lines: int
+
+
+@dataclasses.dataclass
+class ChunkJob:
+  """What :func:`evaluate_chunks` evaluates a run's chunks with, and how it combines their
+  values; picklable (another process can evaluate some of the chunks).
+
+  Fields:
+    qrels, requests, ties, float32, max_docs, complete, threshold, sources: as
+      :func:`jaxrank._trec.run.evaluate_requests`.
+    uncoded: the chunks come from :func:`jaxrank.io.iter_judged_run_chunks` or
+      :func:`jaxrank.io.iter_dict_chunks` with qrels (the last id of each one's ``docid_vocab``
+      stands for the documents it did not code).
+    unique_docs, options: as :func:`jaxrank._trec.run.evaluate_requests` (the chunks of a dict,
+      :func:`jaxrank.io.iter_dict_chunks`, list no document twice).
+    names, given, where: ir_measures' or jaxrank's names beside the ``requests``, and the
+      call's formula options and name for errors, as
+      :func:`jaxrank._trec.irnames.evaluate_names` (which then evaluates each chunk; its
+      ``options`` are built from ``given``).
+  """
+
+  qrels: Qrels
+  requests: Sequence[Request]
+  names: Sequence[str] = ()
+  given: dict | None = None
+  where: str = "jaxrank.numpy.evaluate_run"
+  ties: str = "trec"
+  float32: bool = False
+  max_docs: int | None = None
+  complete: bool = False
+  threshold: int = 1
+  sources: tuple[str, str] = ("run", "qrels")
+  uncoded: bool = False
+  unique_docs: bool = False
+  options: Any = None
+
+  def _evaluate(self, run: Run, part: Qrels, shapes: list, *, ties: str, complete: bool,
+                uncoded: int | None = None) -> _run.Result:
     """One chunk's values (or the whole run's, ``part`` being the whole qrels)."""
-    if names:
-      return _irnames.evaluate_names(run, part, names, asked, given=given, where=where,
-                                     ties=ties, complete=complete, uncoded=uncoded, **common)
-    return _run.evaluate_requests(run, part, asked, options=options, ties=ties,
+    asked = _keeping_values(self.requests)
+    common: dict[str, Any] = {"float32": self.float32, "max_docs": self.max_docs,
+                              "threshold": self.threshold, "sources": self.sources,
+                              "shapes": shapes,  # one kernel shape for most chunks
+                              "unique_docs": self.unique_docs}
+    if self.names:
+      return _irnames.evaluate_names(run, part, list(dict.fromkeys(self.names)), asked,
+                                     given=self.given, where=self.where, ties=ties,
+                                     complete=complete, uncoded=uncoded, **common)
+    return _run.evaluate_requests(run, part, asked, options=self.options, ties=ties,
                                   complete=complete, uncoded=uncoded, **common)
-  parts: list[tuple[np.ndarray, _run.Result]] = []  # (qrels codes of its queries, values)
-  unjudged: list[str] | None = []  # the run's queries while none has judgments (for the error)
-  tag, lines = "jaxrank", 0
-  for run in chunks:
-    tag, lines = run.tag, lines + len(run)
-    codes = qv.index(run.qid_vocab)
-    judged = codes[codes >= 0]
-    if done[judged].any():
-      again = qv[int(judged[done[judged]][0])]
-      raise ValueError(f"{sources[0]}: query {again!r} appears in two chunks of the run (a run "
-                       "evaluated in chunks needs each query's lines together)")
-    if unjudged is not None:
-      unjudged += run.qid_vocab.tolist() if not judged.size else []
-    if judged.size:
-      unjudged = None
-      done[judged] = True
-      result = evaluate(run, judgments.of(judged), ties=ties, complete=False,
-                        uncoded=len(run.docid_vocab) - 1 if uncoded else None)
+
+  def values(self, chunks: Iterable[Run],
+             progress: Callable[[int], None] | None = None) -> Values:
+    """The values of ``chunks`` (runs of whole queries, a query in one chunk only);
+    ``progress`` is called after each with the run lines read so far."""
+    qv = self.qrels.qid_vocab
+    judgments = _Judgments(self.qrels)
+    out = Values(parts=[], done=np.zeros(len(qv), bool), unjudged=[], tag="jaxrank", lines=0)
+    shapes: list = []
+    for run in chunks:
+      out.tag, out.lines = run.tag, out.lines + len(run)
+      codes = qv.index(run.qid_vocab)
+      judged = codes[codes >= 0]
+      _check_once(out.done, judged, qv, self.sources[0])
+      if out.unjudged is not None:
+        out.unjudged += run.qid_vocab.tolist() if not judged.size else []
+      if judged.size:
+        out.unjudged = None
+        out.done[judged] = True
+        result = self._evaluate(run, judgments.of(judged), shapes, ties=self.ties,
+                                complete=False,
+                                uncoded=len(run.docid_vocab) - 1 if self.uncoded else None)
+        out.parts.append((qv.index(Ids.from_strings(result.qids)[0]), result))
+      if progress is not None:
+        progress(out.lines)
+    return out
+
+  def result(self, values: Sequence[Values]) -> _run.Result:
+    """The run's result from the values of its chunks, in the run's order (``values`` of
+    consecutive parts of the run: their chunks in file order)."""
+    qv = self.qrels.qid_vocab
+    done = np.zeros(len(qv), bool)
+    parts: list[tuple[np.ndarray, _run.Result]] = []
+    unjudged: list[str] | None = []
+    tag = "jaxrank"
+    for v in values:
+      _check_once(done, np.flatnonzero(v.done), qv, self.sources[0])
+      done |= v.done
+      parts += v.parts
+      unjudged = None if unjudged is None or v.unjudged is None else unjudged + v.unjudged
+      tag = v.tag if v.lines else tag
+    missing = np.flatnonzero(~done)
+    if self.complete and missing.size:  # the qrels queries the run never retrieved for
+      # No document, no tie: any policy gives these queries the same values. (An ordered one:
+      # _run.evaluate_requests' tie groups fail on a run without rows.)
+      result = self._evaluate(_empty_run(tag), _Judgments(self.qrels).of(missing), [],
+                              ties="trec", complete=True)
       parts.append((qv.index(Ids.from_strings(result.qids)[0]), result))
-    if progress is not None:
-      progress(lines)
-  missing = np.flatnonzero(~done)
-  if complete and missing.size:  # the qrels queries the run never retrieved for
-    # No document, no tie: any policy gives these queries the same values. (An ordered one:
-    # _run.evaluate_requests' tie groups fail on a run without rows.)
-    result = evaluate(_empty_run(tag), judgments.of(missing), ties="trec", complete=True)
-    parts.append((qv.index(Ids.from_strings(result.qids)[0]), result))
-  if not parts:  # nothing to evaluate: the whole file's error, from the whole file's code
-    evaluate(_queries_only(unjudged or [], tag), qrels, ties=ties, complete=complete)
-    raise AssertionError("jaxrank internal error: a run without judged queries evaluated")
-  return _combine(parts, requests, names, qrels, tag, complete, threshold, where)
+    if not parts:  # nothing to evaluate: the whole file's error, from the whole file's code
+      self._evaluate(_queries_only(unjudged or [], tag), self.qrels, [], ties=self.ties,
+                     complete=self.complete)
+      raise AssertionError("jaxrank internal error: a run without judged queries evaluated")
+    return _combine(parts, self.requests, list(dict.fromkeys(self.names)), self.qrels, tag,
+                    self.complete, self.threshold, self.where)
+
+
+def _check_once(done: np.ndarray, judged: np.ndarray, qv: Ids, run: str) -> None:
+  """Raises for a query of ``judged`` (qrels codes) already ``done`` in an earlier chunk."""
+  if done[judged].any():
+    again = qv[int(judged[done[judged]][0])]
+    raise ValueError(f"{run}: query {again!r} appears in two chunks of the run (a run "
+                     "evaluated in chunks needs each query's lines together)")
 
 
 def _alone(values: np.ndarray, request: Request) -> list[np.ndarray]:

@@ -16,6 +16,7 @@ from jaxrank._trec import table as _trec
 from jaxrank._trec import run as _run
 
 import repo
+from trec_runs import random_files
 
 DATA = repo.DATA / "trec_eval"
 
@@ -50,28 +51,6 @@ def test_trec_eval_cases_print_the_same_in_chunks(case, tmp_path, capsys):
   assert (code, chunked, err) == (0, whole, note)
 
 
-def _random_files(tmp_path, seed):
-  """A run (lines grouped by query, in a random query order) with tied scores, and graded
-  qrels that judge some documents the run never retrieved, some queries with no run lines and
-  some run queries without judgments."""
-  rng = np.random.default_rng(seed)
-  run, qrels = [], []
-  queries = [f"q{i}" for i in rng.permutation(30)]
-  for i, q in enumerate(queries):
-    n = int(rng.integers(1, 25))
-    docs = rng.choice(60, size=n + 5, replace=False)
-    scores = rng.integers(0, 6, size=n) / 4  # many ties
-    if i % 7 != 3:  # some run queries have no judgments
-      for d in docs[rng.random(n + 5) < 0.6]:
-        qrels.append(f"{q} 0 d{d} {int(rng.choice([-1, 0, 0, 1, 1, 2, 3]))}\n")
-    if i % 9 != 5:  # some judged queries are not in the run
-      run += [f"{q} Q0 d{d} {r} {s} tag{i}\n" for r, (d, s) in enumerate(zip(docs, scores))]
-  rng.shuffle(qrels)
-  (tmp_path / "run").write_text("".join(run))
-  (tmp_path / "qrels").write_text("".join(qrels))
-  return tmp_path / "qrels", tmp_path / "run"
-
-
 OPTIONS = {
     "all_trec -c -M -l": ["-m", "all_trec", "-m", "dcg", "-m", "ideal_dcg", "-q", "-c", "-M", "5",
                           "-l", "2"],
@@ -84,7 +63,7 @@ OPTIONS = {
 
 @pytest.mark.parametrize("options,seed", [(o, s) for s, o in enumerate(OPTIONS)])
 def test_random_runs_with_ties_print_the_same_in_chunks(tmp_path, capsys, options, seed):
-  qrels, run = _random_files(tmp_path, seed)
+  qrels, run = random_files(tmp_path, seed)
   opts = OPTIONS[options]
   code, whole, note = run_cli(capsys, [*opts, qrels, run])
   assert code == 0 and whole, note
@@ -111,7 +90,7 @@ NAME_OPTIONS = {
 @pytest.mark.parametrize("options,seed", [(o, s) for s, o in enumerate(NAME_OPTIONS)])
 def test_ir_measures_and_jaxrank_names_print_the_same_in_chunks(tmp_path, capsys, monkeypatch,
                                                                 options, seed):
-  qrels, run = _random_files(tmp_path, seed)
+  qrels, run = random_files(tmp_path, seed)
   opts = NAME_OPTIONS[options]
   code, whole, note = run_cli(capsys, [*opts, "--chunk-lines", 0, qrels, run])
   assert code == 0 and whole.count("\n") >= 16, note
@@ -127,7 +106,7 @@ def test_ir_measures_and_jaxrank_names_print_the_same_in_chunks(tmp_path, capsys
 def test_ir_measures_counts_per_query_in_chunks(tmp_path, complete):
   """ir_measures' NumQ and NumRel (_trec.IR_COUNTS: 0 for a query only in the qrels) combine
   over chunks as over the whole run, -c's queries evaluated at the end included."""
-  qrels_file, run_file = _random_files(tmp_path, 2)
+  qrels_file, run_file = random_files(tmp_path, 2)
   qrels, run = io.read_qrels(qrels_file), io.read_run(run_file)
   asked = [_trec.request_of(n) for n in ("NumQ", "NumRel", "num_rel", "num_q")]
   whole = _run.evaluate_requests(run, qrels, asked, complete=complete)
@@ -266,7 +245,7 @@ def test_large_runs_are_evaluated_in_chunks_by_default_with_the_same_output(
 
 @pytest.mark.parametrize("seed", [3, 4])
 def test_random_large_runs_print_the_same_by_default(tmp_path, capsys, monkeypatch, seed):
-  qrels, run = _random_files(tmp_path, seed)
+  qrels, run = random_files(tmp_path, seed)
   opts = ["-q", "-c", "-m", "all_trec"]
   code, whole, note = run_cli(capsys, [*opts, "--chunk-lines", 0, qrels, run])
   assert code == 0 and whole
