@@ -31,6 +31,7 @@ from jaxrank import io
 from jaxrank._core.irnames import is_name, parse
 from jaxrank._trec import chunked as _chunked
 from jaxrank._trec import irnames as _irnames
+from jaxrank._trec import parallel as _parallel
 from jaxrank._trec import table
 from jaxrank._trec.run import Result
 from jaxrank._trec.table import Request
@@ -140,6 +141,7 @@ def evaluate_run(requests: Sequence[Request], names: Sequence[str], qrels: io.Qr
                  after_judged: str, fallback: Callable[[], None] = lambda: None,
                  chunk_progress: Callable[[int], None] | None = None,
                  progress: Callable[[int, int], None] | None = None,
+                 spread: Callable[[_chunked.ChunkJob, int], Result] | None = None,
                  where: str, given: dict | None = None,
                  options=None, unique_docs: bool = False, sources=("run", "qrels"),
                  **run_options) -> Result:
@@ -158,6 +160,9 @@ def evaluate_run(requests: Sequence[Request], names: Sequence[str], qrels: io.Qr
     fallback: called when chunks chosen by size give way to the whole run.
     chunk_progress: called after each chunk with the lines read so far; ``progress``: the whole
       run's progress (queries done, queries).
+    spread: ``spread(job, rows)``: the judged chunks evaluated by several processes
+      (:func:`jaxrank._trec.parallel.evaluate_spans`), tried first when the run can be read
+      twice; it raises :class:`jaxrank._trec.parallel.Fallback` where one process must.
     where: how errors about the names name the caller.
     given, options: the formula options as the caller gave them (the names' evaluation, whose
       names may write their own) and as built (the chunks'); None: the defaults.
@@ -167,15 +172,23 @@ def evaluate_run(requests: Sequence[Request], names: Sequence[str], qrels: io.Qr
   if after_judged not in ("chunks", "whole"):
     raise ValueError(f"after_judged must be 'chunks' or 'whole', got {after_judged!r}")
   if chunks is not None:
+    def job(judged: bool) -> _chunked.ChunkJob:
+      return _chunked.ChunkJob(qrels, requests, names=names, given=given, where=where,
+                               sources=sources, uncoded=judged, unique_docs=unique_docs,
+                               options=options, **run_options)
+
     def in_chunks(judged: bool) -> Result:
-      return _chunked.evaluate_chunks(
-          read_chunks(judged, chunks.rows), qrels, requests, names=names, given=given,
-          where=where, progress=chunk_progress, sources=sources, uncoded=judged,
-          unique_docs=unique_docs, options=options, **run_options)
+      one = job(judged)
+      return one.result([one.values(read_chunks(judged, chunks.rows), chunk_progress)])
 
     whole = False
     try:
       if rereadable:  # only judged and possibly tied documents coded
+        if spread is not None:
+          try:
+            return spread(job(True), chunks.rows)
+          except _parallel.Fallback:
+            pass  # one process reads it (and reports what stopped the others)
         try:
           return in_chunks(True)
         except io.NeedsFullRead:
@@ -205,11 +218,15 @@ def evaluate_file(requests: Sequence[Request], names: Sequence[str], qrels: io.Q
                   note: Callable[[str], None] = lambda text: None,
                   progress: Callable[[int, int], None] | None = None, where: str,
                   given: dict | None = None, options=None, sources=("run", "qrels"),
+                  processes: int | None = None, helpers: _parallel.Helpers | None = None,
                   **run_options) -> Result:
   """:func:`evaluate_run` on the run file ``path`` (``-``: standard input), read as the command
   reads it: whole, or in chunks of whole queries when asked (``asked`` lines) or when the file
   has :data:`AUTO_CHUNK_BYTES` or more (then :data:`AUTO_CHUNK_LINES` lines at a time, judged
-  documents first; read whole after all if the queries' lines are not together).
+  documents first; read whole after all if the queries' lines are not together). A file read
+  in chunks is cut into spans of whole queries evaluated by ``processes`` processes at once
+  (:mod:`jaxrank._trec.parallel`; None: by its size, :func:`jaxrank._trec.parallel.
+  processes_for`), some of them ``helpers`` started ahead (:func:`helpers_for`; ended here).
   ``note(text)`` hears what is being read; ``requests, names, qrels, progress, where, given,
   options, sources, run_options``: as :func:`evaluate_run`'s.
 
@@ -229,6 +246,18 @@ def evaluate_file(requests: Sequence[Request], names: Sequence[str], qrels: io.Q
   size = file_size(path)
   chunks = chunking(asked=asked, size=size, auto_size=AUTO_CHUNK_BYTES,
                     auto_rows=AUTO_CHUNK_LINES)
+  count = _parallel.processes_for(processes, size)
+  spans = io.query_spans(path, count) if chunks is not None and size and count > 1 else []
+
+  def spread(job: _chunked.ChunkJob, lines: int) -> Result:
+    note(f"evaluating {path} in {len(spans)} processes")
+    try:
+      return _parallel.evaluate_spans(job, path, spans, max_lines=lines, helpers=helpers,
+                                      progress=lambda n: note(
+                                          f"evaluating {path}: {n:,} lines of the first part"))
+    except _parallel.Fallback as e:
+      note(f"evaluating {path} in one process: {e}")
+      raise
 
   def read() -> io.Run:
     note(f"reading {path}")
@@ -240,9 +269,32 @@ def evaluate_file(requests: Sequence[Request], names: Sequence[str], qrels: io.Q
     return io.iter_run_chunks(path, max_lines=lines)
 
   auto = chunks is not None and chunks.auto
-  return evaluate_run(
-      requests, names, qrels, chunks=chunks, read=read, read_chunks=read_chunks,
-      rereadable=bool(size), after_judged="whole" if auto else "chunks",
-      fallback=lambda: note(f"reading {path} whole"),
-      chunk_progress=lambda n: note(f"evaluating {path}: {n:,} lines"), progress=progress,
-      where=where, given=given, options=options, sources=sources, **run_options)
+  try:
+    return evaluate_run(
+        requests, names, qrels, chunks=chunks, read=read, read_chunks=read_chunks,
+        rereadable=bool(size), after_judged="whole" if auto else "chunks",
+        fallback=lambda: note(f"reading {path} whole"),
+        chunk_progress=lambda n: note(f"evaluating {path}: {n:,} lines"), progress=progress,
+        spread=spread if len(spans) > 1 else None, where=where, given=given, options=options,
+        sources=sources, **run_options)
+  finally:
+    if helpers is not None:
+      helpers.close()
+
+
+def helpers_for(path: str, *, asked: int | None = None,
+                processes: int | None = None) -> _parallel.Helpers | None:
+  """The helper processes :func:`evaluate_file` (same ``asked``, ``processes``) will want for
+  the run file ``path``, started now: their interpreters start while this process reads the
+  qrels. None when it will read the file in this process alone.
+
+  Example:
+    >>> from jaxrank._trec import plan
+    >>> plan.helpers_for("-") is None  # standard input is read here
+    True
+  """
+  size = file_size(path)
+  chunks = chunking(asked=asked, size=size, auto_size=AUTO_CHUNK_BYTES,
+                    auto_rows=AUTO_CHUNK_LINES)
+  count = _parallel.processes_for(processes, size) if chunks is not None and size else 1
+  return _parallel.Helpers(count - 1) if count > 1 else None

@@ -4,7 +4,7 @@ Usage::
 
     jaxrank evaluate QRELS RUN [-m MEASURE ...] [-q] [-c] [-M N] [-l N]
                      [--ties {trec,average,optimistic,pessimistic,first}] [--float32]
-                     [--format {trec,json,csv,table}] [--chunk-lines N]
+                     [--format {trec,json,csv,table}] [--chunk-lines N] [--processes N]
     jaxrank evaluate --example [...]      # the small example qrels/run shipped in the package
     jaxrank compare QRELS RUN RUN [...] [-m MEASURE ...] [--test ...]  # see jaxrank.compare
     jaxrank --version                     # also `python -m jaxrank ...` for `jaxrank ...`
@@ -17,7 +17,9 @@ be gzip-compressed. ``--chunk-lines N`` reads and evaluates the run about N line
 at a time, in memory bounded by N, with the whole file's output (:mod:`jaxrank._trec.chunked`); a run
 file of 16 MiB or more is evaluated so by default, 250,000 lines at a time (faster, in a fraction
 of the memory; :func:`jaxrank._trec.plan.evaluate_file`), and read whole after all if its
-queries' lines are not together.
+queries' lines are not together. A run file read in chunks is cut into parts of whole queries
+that ``--processes N`` processes evaluate at once (default: one per 32 MiB, up to the usable
+cores and 8; :mod:`jaxrank._trec.parallel`), with the same output.
 """
 
 from __future__ import annotations
@@ -32,9 +34,14 @@ import threading
 import time
 from importlib import resources
 from itertools import chain
+from typing import TYPE_CHECKING
 
 from jaxrank._version import __version__
 from jaxrank.cli._args import check_cut_and_level, check_stdin
+
+if TYPE_CHECKING:  # imported where used: the command starts without them
+  from jaxrank._trec import parallel as _parallel
+  from jaxrank._trec import run as _run
 
 # Only the standard library at import time, so that main() catches Ctrl-C (exit_on_interrupt)
 # before anything imports JAX; _trec, io and compare are imported when needed (by _parser and
@@ -251,6 +258,10 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
                   "0: read the whole run at once. Default: run files of 16 MiB or more in chunks "
                   "of 250,000 lines (read whole if their queries' lines are not together), "
                   "smaller ones whole")
+  ev.add_argument("--processes", type=int, default=None, metavar="N",
+                  help="evaluate a run file read in chunks in N processes at once, each reading "
+                  "its own part of whole queries; same output. Default: one per 32 MiB of run, "
+                  "up to the usable cores and 8; 1: this process only")
   ev.add_argument("--no-cache", action="store_true",
                   help=f"do not use the persistent compilation cache ({CACHE_ENV}=off does the "
                   f"same; {CACHE_ENV}=DIR moves it)")
@@ -474,6 +485,9 @@ def evaluate_command(args: argparse.Namespace) -> str:
   if args.chunk_lines is not None and args.chunk_lines < 0:
     raise ValueError(f"--chunk-lines must be a positive number of lines (or 0: the whole run), "
                      f"got {args.chunk_lines}")
+  if args.processes is not None and args.processes < 1:
+    raise ValueError(f"--processes must be a positive number of processes, got "
+                     f"{args.processes}")
   check_cut_and_level(args)
   specs = args.measure or ["official"]
   trec_specs, names = _plan.split_specs(specs)  # trec_eval's measures; ir_measures', jaxrank's
@@ -483,18 +497,23 @@ def evaluate_command(args: argparse.Namespace) -> str:
          f"compute: {', '.join(_trec.UNSUPPORTED)}\n")
   progress = _Progress()
 
-  def evaluate(path: str):
+  def evaluate(path: str, helpers: _parallel.Helpers | None) -> _run.Result:
     return _plan.evaluate_file(
         requests, names, qrels, path, asked=args.chunk_lines, note=progress.note,
         progress=progress, where="`jaxrank evaluate`", ties=args.ties, float32=args.float32,
         max_docs=args.max_docs, complete=args.complete, threshold=args.level,
-        sources=(path, args.qrels))
+        sources=(path, args.qrels), processes=args.processes, helpers=helpers)
 
+  # The first run's helper processes start now, while the qrels are read.
+  helpers = _plan.helpers_for(args.runs[0], asked=args.chunk_lines, processes=args.processes)
   try:
     progress.note(f"reading {args.qrels}")
     qrels = io.read_qrels(args.qrels)
-    results = [(path, evaluate(path)) for path in args.runs]
+    results = [(path, evaluate(path, helpers if i == 0 else None))
+               for i, path in enumerate(args.runs)]
   finally:
+    if helpers is not None:
+      helpers.close()
     progress.close()
   if len(results) == 1:
     return _render(results[0][1], args.format, args.per_query)

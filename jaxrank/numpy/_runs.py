@@ -12,6 +12,7 @@ import numpy as np
 
 from jaxrank import io
 from jaxrank._core import options as _options
+from jaxrank._trec import parallel as _parallel
 from jaxrank._trec import plan as _plan
 from jaxrank.numpy import _inputs
 from jaxrank.numpy._inputs import Result as _Result
@@ -110,7 +111,19 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]] | str | os.Path
                     complete=complete, threshold=threshold, options=options)
   _check_kind(run, "run", io.Run)
   _check_kind(qrels, "qrels", io.Qrels)
-  return _evaluate_one(run, *_qrels(qrels), asked)
+  helpers = _helpers_for(run)  # started while the qrels are read
+  try:
+    return _evaluate_one(run, *_qrels(qrels), asked, helpers=helpers)
+  finally:
+    if helpers is not None:
+      helpers.close()
+
+
+def _helpers_for(run: Any) -> _parallel.Helpers | None:
+  """The helper processes for evaluating ``run``, a run file (see
+  :func:`jaxrank._trec.plan.helpers_for`), started now; None for other runs."""
+  path = _path(run, "run")
+  return None if path is None else _plan.helpers_for(path)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,9 +150,11 @@ class _Asked:
                dict(trec, ties=ties, threshold=threshold))
 
 
-def _evaluate_one(run: Any, judgments: io.Qrels, qrels_name: str, asked: _Asked) -> _Result:
+def _evaluate_one(run: Any, judgments: io.Qrels, qrels_name: str, asked: _Asked, *,
+                  helpers: _parallel.Helpers | None = None) -> _Result:
   """:func:`evaluate_run` of a checked run, the qrels read (``qrels_name``: their name in
-  errors, the path or ``"qrels"``)."""
+  errors, the path or ``"qrels"``; ``helpers``: processes started for a run file, see
+  :func:`jaxrank._trec.plan.helpers_for`)."""
   unique = isinstance(run, Mapping)  # a dict cannot list a document twice for a query
   rows = sys.modules[__package__].DICT_CHUNK_ROWS  # jaxrank.numpy's, as set now
   size = _dict_rows(run) if isinstance(run, Mapping) else 0  # i.e. if unique
@@ -151,7 +166,7 @@ def _evaluate_one(run: Any, judgments: io.Qrels, qrels_name: str, asked: _Asked)
                 **asked.trec)
   if path is not None:  # a file: read as `jaxrank evaluate` reads it (big ones in chunks)
     result = _plan.evaluate_file(asked.requests, asked.others, judgments, path,
-                                 sources=(path, qrels_name), **common)
+                                 sources=(path, qrels_name), helpers=helpers, **common)
   else:
     # A big dict: a million rows at a time, combined as the CLI does; judged documents
     # first, every document coded if their hashes are equal.
@@ -213,5 +228,13 @@ def evaluate_runs(runs: Mapping[str, io.Run | Mapping[str, Mapping[str, float]] 
   for run in runs.values():
     _check_kind(run, "run", io.Run)
   _check_kind(qrels, "qrels", io.Qrels)
-  judgments, qrels_name = _qrels(qrels)
-  return {name: _evaluate_one(run, judgments, qrels_name, asked) for name, run in runs.items()}
+  first = next(iter(runs.values()), None)
+  helpers = _helpers_for(first)  # the first run's, started while the qrels are read
+  try:
+    judgments, qrels_name = _qrels(qrels)
+    return {name: _evaluate_one(run, judgments, qrels_name, asked,
+                                helpers=helpers if i == 0 else None)
+            for i, (name, run) in enumerate(runs.items())}
+  finally:
+    if helpers is not None:
+      helpers.close()

@@ -1,0 +1,240 @@
+"""A run file evaluated by several processes (jaxrank._trec.parallel, `--processes N`): the
+same output as one process, byte for byte; the cuts between whole queries; what sends the run
+back to one process (a bad line, a query in two parts, a document listed twice, a helper that
+cannot start) and what does not (a helper's own error)."""
+
+import gzip
+import io as stdio
+import os
+import pickle
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from jaxrank import io
+from jaxrank import numpy as jrn
+from jaxrank._trec import chunked as _chunked
+from jaxrank._trec import parallel as _parallel
+from jaxrank._trec import plan
+from jaxrank._trec import table as _trec
+
+from cli_runs import run_cli, write
+from trec_runs import random_files
+
+
+def _watching(monkeypatch) -> list:
+  """Records how each evaluate_spans call ended (its number of spans, or the Fallback's
+  message), in the list it returns."""
+  ends = []
+  real = _parallel.evaluate_spans
+
+  def watched(job, path, spans, **kwargs):
+    try:
+      result = real(job, path, spans, **kwargs)
+    except _parallel.Fallback as e:
+      ends.append(str(e))
+      raise
+    ends.append(len(spans))
+    return result
+
+  monkeypatch.setattr(_parallel, "evaluate_spans", watched)
+  return ends
+
+
+OPTIONS = {
+    "five": ["-m", "map", "-m", "ndcg_cut.10", "-m", "recip_rank", "-m", "P.10",
+             "-m", "recall.10", "-q"],
+    "all_trec -c -M -l, table": ["-m", "all_trec", "-q", "-c", "-M", "5", "-l", "2",
+                                 "--format", "table"],
+    "names, tie-aware, float32": ["-m", "AP", "-m", "nDCG@10", "-m", "P(rel=2)@5",
+                                  "-m", "RBP(p=0.8)", "-m", "ndcg@5", "-q", "--ties", "average",
+                                  "--float32"],
+    "names beside trec_eval's": ["-m", "map", "-m", "gm_map", "-m", "NumRel", "-m", "SetP",
+                                 "-m", "Judged@10", "-c"],
+}
+
+
+@pytest.mark.parametrize("options,seed", [(o, s) for s, o in enumerate(OPTIONS)])
+def test_processes_print_what_one_process_prints(tmp_path, capsys, monkeypatch, options, seed):
+  qrels, run = random_files(tmp_path, seed)
+  opts = [*OPTIONS[options], "--chunk-lines", 40]
+  one = run_cli(capsys, *opts, "--processes", 1, qrels, run)
+  assert one[0] == 0 and one[1].count("\n") >= 5, one
+  assert one == run_cli(capsys, *opts[:-2], "--chunk-lines", 0, qrels, run)  # read whole
+  ends = _watching(monkeypatch)
+  assert run_cli(capsys, *opts, "--processes", 3, qrels, run) == one
+  assert ends == [3]
+
+
+def test_a_run_without_cuts_is_read_by_one_process(tmp_path, capsys, monkeypatch):
+  qrels = write(tmp_path, "qrels", "q 0 a 1\n")
+  run = write(tmp_path, "run", "q Q0 a 1 2 t\nq Q0 b 2 1 t\n")  # one query: nowhere to cut
+  one = run_cli(capsys, "--processes", 1, "--chunk-lines", 1, qrels, run)
+  ends = _watching(monkeypatch)
+  assert run_cli(capsys, "--processes", 4, "--chunk-lines", 1, qrels, run) == one
+  assert one[0] == 0 and ends == []
+
+
+# What one process must settle: each case prints what one process prints (an error, or the
+# run read some other way), after the helpers' attempt.
+FALLBACKS = {
+    # a bad score in the last part: reported with its line in the whole file
+    "bad line": ("a Q0 x 1 1 t\nb Q0 x 1 1 t\nc Q0 x 1 1 t\nd Q0 x 1 high t\n",
+                 "the score (5th field) must be a number"),
+    # query a in the first part and in the last: asked chunks say so
+    "scattered": ("a Q0 x 1 1 t\nb Q0 x 1 1 t\nc Q0 x 1 1 t\na Q0 y 2 0 t\n",
+                  "appears"),
+    # d lists x twice: every document coded
+    "document twice": ("a Q0 x 1 1 t\nb Q0 x 1 1 t\nc Q0 x 1 1 t\nd Q0 x 1 1 t\n"
+                       "d Q0 x 2 0 t\n", "lists a document twice"),
+}
+
+
+@pytest.mark.parametrize("case", list(FALLBACKS))
+def test_what_stops_a_part_sends_the_run_to_one_process(tmp_path, capsys, monkeypatch, case):
+  text, why = FALLBACKS[case]
+  qrels = write(tmp_path, "qrels", "a 0 x 1\nb 0 x 1\nc 0 x 1\nd 0 x 1\n")
+  run = write(tmp_path, "run", text)
+  args = ["-q", "-m", "map", "-m", "num_ret", "--chunk-lines", 1, qrels, run]
+  one = run_cli(capsys, "--processes", 1, *args)
+  ends = _watching(monkeypatch)
+  assert run_cli(capsys, "--processes", 4, *args) == one
+  assert len(ends) == 1 and why in ends[0], ends
+
+
+def test_a_helper_that_cannot_start_sends_the_run_to_one_process(tmp_path, capsys, monkeypatch):
+  qrels, run = random_files(tmp_path, 7)
+  args = ["-q", "--chunk-lines", 20, qrels, run]
+  one = run_cli(capsys, "--processes", 1, *args)
+  monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
+  ends = _watching(monkeypatch)
+  assert run_cli(capsys, "--processes", 2, *args) == one
+  assert len(ends) == 1 and "could not start" in ends[0]
+
+
+def _serve(monkeypatch, data: bytes):
+  """What serve() replies to ``data`` on its standard input."""
+  out = stdio.BytesIO()
+  monkeypatch.setattr(sys, "stdin", SimpleNamespace(buffer=stdio.BytesIO(data)))
+  monkeypatch.setattr(sys, "stdout", SimpleNamespace(buffer=out))
+  _parallel.serve()
+  return pickle.loads(out.getvalue()) if out.getvalue() else None
+
+
+def test_a_helper_reports_its_values_a_fallback_or_its_own_error(tmp_path, monkeypatch):
+  qrels_file, run_file = random_files(tmp_path, 3)
+  qrels = io.read_qrels(qrels_file)
+  job = _chunked.ChunkJob(qrels, _trec.parse_measures(["map", "P.5"]), uncoded=True)
+  spans = io.query_spans(run_file, 2)
+  head = pickle.dumps((str(run_file), spans[1], 10))
+  kind, values = _serve(monkeypatch, head + pickle.dumps(job))
+  alone = job.values(io.iter_judged_run_chunks(run_file, qrels, max_lines=10, span=spans[1]))
+  assert kind == "values" and values.lines == alone.lines and values.tag == alone.tag
+  assert [r.per_query["map"].tolist() for _, r in values.parts] == [
+      r.per_query["map"].tolist() for _, r in alone.parts]
+  write(tmp_path, "bad", "a Q0 x 1 one t\n")
+  kind, why = _serve(monkeypatch, pickle.dumps((str(tmp_path / "bad"), (0, 15), 10)) +
+                     pickle.dumps(job))
+  assert kind == "fallback" and "must be a number" in why
+  kind, trace = _serve(monkeypatch, pickle.dumps((None, (0, 15), 10)) + pickle.dumps(job))
+  assert kind == "error" and "TypeError" in trace  # a bug: raised in the parent, not hidden
+  assert _serve(monkeypatch, b"") is None  # started ahead, never given a job
+  helper = SimpleNamespace(stdout=stdio.BytesIO(pickle.dumps(("error", trace))))
+  with pytest.raises(RuntimeError, match="internal error in a helper process"):
+    _parallel._receive(helper)
+
+
+def test_spans_are_whole_queries(tmp_path):
+  rng = np.random.default_rng(5)
+  lines = []
+  for q in range(40):
+    lines += [f"q{q} Q0 d{i} {i} {rng.integers(5)} t\n" for i in range(int(rng.integers(1, 30)))]
+    if q % 9 == 4:
+      lines.append("# a comment\n\n")
+  for newline in ("\n", "\r\n"):
+    path = write(tmp_path, "run", "".join(lines).replace("\n", newline))
+    data = path.read_bytes()
+    for parts in (1, 2, 3, 7, 100):
+      spans = io.query_spans(path, parts)
+      assert spans[0][0] == 0 and spans[-1][1] == len(data) and len(spans) <= parts
+      assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+      for cut, _ in spans[1:]:  # a line with a new query starts at each cut
+        before = [x for x in data[:cut].split(b"\n") if x.strip() and not x.startswith(b"#")]
+        assert data[cut - 1:cut] == b"\n"
+        assert data[cut:].split(None, 1)[0] != before[-1].split(None, 1)[0]
+      assert len(spans) == parts if parts < 10 else len(spans) <= 40
+  write(tmp_path, "one", "q Q0 a 1 1 t\n" * 1000)
+  (tmp_path / "gz").write_bytes(gzip.compress("".join(lines).encode()))
+  cr = write(tmp_path, "cr", "".join(lines).replace("\n", "\r"))
+  for path in (tmp_path / "one", tmp_path / "gz", cr):
+    assert io.query_spans(path, 4) == [(0, os.path.getsize(path))]
+
+
+def test_the_python_door_uses_helpers_started_ahead(tmp_path, monkeypatch):
+  qrels, run = random_files(tmp_path, 11)
+  names = ["map", "ndcg@10", "nDCG@10", "P_5", "num_q"]
+  one = jrn.evaluate_run(run, qrels, names)
+  monkeypatch.setattr(plan, "AUTO_CHUNK_BYTES", 1)  # a big run file, as far as they know
+  monkeypatch.setattr(plan, "AUTO_CHUNK_LINES", 30)
+  monkeypatch.setattr(_parallel, "PROCESS_BYTES", 1)
+  monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+  monkeypatch.setattr(os, "cpu_count", lambda: 3)
+  started = []
+  real = _parallel.Helpers.__init__
+
+  def counted(self, count=0):
+    real(self, count)
+    started.append(list(self.waiting))
+
+  monkeypatch.setattr(_parallel.Helpers, "__init__", counted)
+  ends = _watching(monkeypatch)
+  _assert_close(jrn.evaluate_run(run, qrels, names), one)
+  assert ends == [3] and [len(s) for s in started] == [2]
+  assert all(p.poll() is not None for p in started[0])  # they ended
+  runs = jrn.evaluate_runs({"a": run, "b": run}, qrels, names)
+  assert ends == [3, 3, 3] and [len(s) for s in started] == [2, 2, 0]  # 1st run's: ahead
+  for values in runs.values():
+    _assert_close(values, one)
+
+
+def _assert_close(got: dict, want: dict) -> None:
+  """Values from chunks of other shapes: ndcg's kernel sums may round apart in their last bit
+  (jaxrank._trec.chunked)."""
+  assert got.keys() == want.keys()
+  for name, values in want.items():
+    if isinstance(values, dict):
+      assert got[name].keys() == values.keys()
+      assert list(got[name].values()) == pytest.approx(list(values.values()), rel=1e-12), name
+    else:
+      assert got[name] == values, name
+
+
+def test_measures_pickle_by_name():
+  """A helper's job names its measures; their calculations (code) are found again there."""
+  asked = [*_trec.parse_measures(["all_trec", "dcg", "P.3,7", "set_F.0.5", "iprec_at_recall..2"]),
+           *(_trec.request_of(n) for n in _trec.IR_COUNTS)]
+  kept = _chunked._keeping_values(asked)  # a changed field travels too
+  for requests in (asked, kept):
+    again = pickle.loads(pickle.dumps(requests))
+    assert again == requests and [r.names() for r in again] == [r.names() for r in requests]
+    assert all(a.measure.host is r.measure.host for a, r in zip(again, requests))
+  assert any(not r.measure.per_query for r in asked) and all(
+      r.measure.per_query for r in kept if r.measure.summary == "gm")
+
+
+def test_process_counts(monkeypatch, capsys, tmp_path):
+  monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+  monkeypatch.setattr(os, "cpu_count", lambda: 64)
+  mib = 1 << 20
+  assert [_parallel.processes_for(None, n * mib) for n in (0, 31, 64, 100, 10**5)] == [
+      1, 1, 2, 3, _parallel.MAX_PROCESSES]
+  assert _parallel.processes_for(5, 1) == 5
+  for bad in (0, -1, True, 1.5):
+    with pytest.raises(ValueError, match="processes must be a positive integer"):
+      _parallel.processes_for(bad, 1)
+  assert plan.helpers_for("-") is None and plan.helpers_for(str(tmp_path / "none")) is None
+  qrels, run = random_files(tmp_path, 1)
+  assert run_cli(capsys, "--processes", 0, qrels, run) == (
+      1, "", "jaxrank: error: --processes must be a positive number of processes, got 0\n")
