@@ -83,8 +83,7 @@ class Helpers:
 
   def close(self) -> None:
     for helper in self.waiting:  # no job: it reads the end of its input and ends
-      assert helper.stdin is not None  # made with stdin=PIPE
-      helper.stdin.close()
+      _close(helper)
       helper.wait()
     self.waiting = []
 
@@ -132,9 +131,10 @@ def evaluate_spans(job: ChunkJob, path: str, spans: Sequence[tuple[int, int]], *
     values += [_receive(h) for h in started]
     done = True
   finally:
-    for h in started if not done else []:
-      h.kill()
-      h.wait()
+    for h in started:
+      if not done:
+        h.kill()
+      _close(h)  # a helper ends when its input does (see serve)
   try:
     return job.result(values)
   except ValueError as e:  # a query in two spans, say: one process says what it is
@@ -147,8 +147,9 @@ def evaluate_spans(job: ChunkJob, path: str, spans: Sequence[tuple[int, int]], *
 def _spawn() -> subprocess.Popen:
   """A helper process running :func:`serve` (it waits for its job)."""
   here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-  code = (f"import sys; sys.path.insert(0, {here!r}); "
-          "from jaxrank._trec.parallel import serve; serve()")
+  # Ctrl-C ends a helper at once and quietly (the command says "interrupted").
+  code = (f"import signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+          f"sys.path.insert(0, {here!r}); from jaxrank._trec.parallel import serve; serve()")
   try:
     return subprocess.Popen([sys.executable, "-P", "-c", code], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE)
@@ -157,11 +158,20 @@ def _spawn() -> subprocess.Popen:
 
 
 def _send(pipe: IO[bytes], *data: bytes) -> None:
+  """Writes a helper's job; the pipe stays open until this process has its values."""
   try:
-    with pipe:
-      for part in data:
-        pipe.write(part)
-  except OSError:  # the helper is gone: _receive says so
+    for part in data:
+      pipe.write(part)
+    pipe.flush()
+  except (OSError, ValueError):  # the helper is gone (_receive says so), or was let go
+    pass
+
+
+def _close(helper: subprocess.Popen) -> None:
+  try:
+    assert helper.stdin is not None  # made with stdin=PIPE
+    helper.stdin.close()
+  except OSError:  # already gone
     pass
 
 
@@ -180,10 +190,11 @@ def _receive(helper: subprocess.Popen) -> Values:
   raise RuntimeError(f"jaxrank internal error in a helper process:\n{value}")
 
 
-def serve() -> None:
+def serve(*, watch: bool = True) -> None:
   """A helper's work: the job on standard input (the file, its span, the chunk lines, then
   the :class:`ChunkJob`), ``("values", Values)``, ``("fallback", why)`` or ``("error",
-  traceback)`` on standard output."""
+  traceback)`` on standard output. ``watch``: end the process when standard input ends
+  (the parent has the values, or is gone)."""
   stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
   try:
     path, span, max_lines = pickle.load(stdin)
@@ -191,11 +202,25 @@ def serve() -> None:
     return
   try:
     job: ChunkJob = pickle.load(stdin)
+    if watch:  # the parent holds this input open until it has the values
+      threading.Thread(target=_end_with, args=(stdin,), daemon=True).start()
     reply: tuple[str, Any] = ("values", job.values(io.iter_judged_run_chunks(
         path, job.qrels, max_lines=max_lines, span=span, threaded=False)))
   except (ValueError, io.NeedsFullRead) as e:
     reply = ("fallback", str(e))
   except BaseException:  # handed to the parent, which raises it
     reply = ("error", traceback.format_exc())
-  pickle.dump(reply, stdout, protocol=pickle.HIGHEST_PROTOCOL)
-  stdout.flush()
+  try:
+    pickle.dump(reply, stdout, protocol=pickle.HIGHEST_PROTOCOL)
+    stdout.flush()
+  except OSError:  # the parent is gone (it ended, or was ended): nobody to tell
+    pass
+  if watch:
+    os._exit(0)  # done: no interpreter shutdown to wait for (the watching thread reads on)
+
+
+def _end_with(stdin: IO[bytes]) -> None:
+  """Ends this helper when its parent closes its input: it has the values, or it is gone."""
+  while os.read(stdin.fileno(), 1 << 16):  # the file descriptor: no lock of sys.stdin held
+    pass
+  os._exit(0)

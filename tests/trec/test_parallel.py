@@ -119,7 +119,7 @@ def _serve(monkeypatch, data: bytes):
   out = stdio.BytesIO()
   monkeypatch.setattr(sys, "stdin", SimpleNamespace(buffer=stdio.BytesIO(data)))
   monkeypatch.setattr(sys, "stdout", SimpleNamespace(buffer=out))
-  _parallel.serve()
+  _parallel.serve(watch=False)  # (a helper ends itself when its input ends)
   return pickle.loads(out.getvalue()) if out.getvalue() else None
 
 
