@@ -7,6 +7,7 @@ import gzip
 import io as stdio
 import os
 import pickle
+import subprocess
 import sys
 from types import SimpleNamespace
 
@@ -66,6 +67,17 @@ def test_processes_print_what_one_process_prints(tmp_path, capsys, monkeypatch, 
   ends = _watching(monkeypatch)
   assert run_cli(capsys, *opts, "--processes", 3, qrels, run) == one
   assert ends == [3]
+
+
+def test_the_command_and_its_helpers_say_nothing_more(tmp_path):
+  """The command in its own process: its helpers' standard error stays empty (no warning, no
+  shutdown message), and they are gone when it ends."""
+  qrels, run = random_files(tmp_path, 4)
+  outs = [subprocess.run([sys.executable, "-m", "jaxrank", "evaluate", "-q", "--chunk-lines",
+                          "30", "--processes", str(n), str(qrels), str(run)],
+                         capture_output=True, text=True, timeout=120) for n in (1, 3)]
+  assert [(o.returncode, o.stderr) for o in outs] == [(0, "")] * 2
+  assert outs[0].stdout == outs[1].stdout and outs[0].stdout.count("\n") > 100
 
 
 def test_a_run_without_cuts_is_read_by_one_process(tmp_path, capsys, monkeypatch):
