@@ -1,14 +1,15 @@
-"""A big run file evaluated by several processes at once, each reading its own span of whole
-queries (:func:`evaluate_spans`).
+"""A big run file evaluated by several processes at once, each reading spans of whole queries
+(:func:`evaluate_spans`).
 
-The file is cut where a query ends (:func:`jaxrank.io.query_spans`); this process evaluates the
-first span and a helper process each of the others, every one as :func:`jaxrank._trec.chunked.
-evaluate_chunks` evaluates chunks (:meth:`~jaxrank._trec.chunked.ChunkJob.values`, judged
-documents coded, no reading thread: the processes share the cores); their values are combined
-here in file order (:meth:`~jaxrank._trec.chunked.ChunkJob.result`), as the chunks of one
-process are. A query's values depend on its own lines only, so the numbers are the one-process
-numbers (up to the last-bit rounding by batch shape that
-:mod:`jaxrank._trec.chunked` describes).
+The file is cut where queries start (:func:`jaxrank.io.query_spans`), into a few spans per
+process; this process and helper processes each take the next span nobody has taken, until
+none is left (so a process that started late, or shares its core, takes fewer). Each span is
+evaluated as :func:`jaxrank._trec.chunked.evaluate_chunks` evaluates chunks
+(:meth:`~jaxrank._trec.chunked.ChunkJob.values`, judged documents coded, no reading thread: the
+processes share the cores), and the values are combined here in file order
+(:meth:`~jaxrank._trec.chunked.ChunkJob.result`), as the chunks of one process are. A query's
+values depend on its own lines only, so the numbers are the one-process numbers (up to the
+last-bit rounding by batch shape that :mod:`jaxrank._trec.chunked` describes).
 
 Processes, not threads: the reading and coding of a block is a few dozen NumPy calls, and two
 threads of one process spend a fifth of their time handing the interpreter lock back and
@@ -20,10 +21,10 @@ the file), a query in two spans, a run that needs every document coded
 (:class:`jaxrank.io.NeedsFullRead`), a helper that could not start or died. A helper's own
 error (a bug) is raised, with its traceback.
 
-A helper is ``python -P`` running :func:`serve`: it reads its job (a pickle) on its standard
-input and writes its values (a pickle) on its standard output, pipes between this process and
-its child that no one else can write to. It imports jaxrank from where this process did.
-"""
+A helper is ``python -P`` running :func:`serve`: it reads its job and then span after span (as
+pickles) on its standard input and writes each span's values (a pickle) on its standard output,
+pipes between this process and its child that no one else can write to. It imports jaxrank from
+where this process did, and ends when this process does."""
 
 from __future__ import annotations
 
@@ -32,9 +33,10 @@ import pickle
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from jaxrank import io
 from jaxrank._trec.chunked import ChunkJob, Values
@@ -42,6 +44,7 @@ from jaxrank._trec.run import Result
 
 PROCESS_BYTES = 32 << 20  # bytes of run file per process (at most MAX_PROCESSES, and the cores)
 MAX_PROCESSES = 8
+SPANS = 8  # spans per process: one that finishes first takes more (measured: 4, 8, 16)
 
 
 class Fallback(Exception):
@@ -79,7 +82,15 @@ class Helpers:
 
   def take(self, count: int) -> list[subprocess.Popen]:
     taken, self.waiting = self.waiting[:count], self.waiting[count:]
-    return taken + [_spawn() for _ in range(count - len(taken))]
+    try:
+      while len(taken) < count:
+        taken.append(_spawn())
+    except Fallback:
+      for helper in taken:
+        helper.kill()
+        helper.wait()
+      raise
+    return taken
 
   def close(self) -> None:
     for helper in self.waiting:  # no job: it reads the end of its input and ends
@@ -89,12 +100,13 @@ class Helpers:
 
 
 def evaluate_spans(job: ChunkJob, path: str, spans: Sequence[tuple[int, int]], *,
-                   max_lines: int, helpers: Helpers | None = None,
+                   max_lines: int, processes: int, helpers: Helpers | None = None,
                    progress: Callable[[int], None] | None = None) -> Result:
-  """The result of ``job`` on the run file ``path`` read in chunks of about ``max_lines``
-  lines: ``spans[0]`` read here (``progress`` hears its lines), each other span by a helper
-  process (from ``helpers``, started ahead, or started now). Raises :class:`Fallback` when
-  one process must evaluate the run instead (see the module docstring).
+  """The result of ``job`` on the run file ``path`` (in file order, ``spans`` of whole
+  queries), read in chunks of about ``max_lines`` lines by ``processes`` processes: this one
+  (``progress`` hears the lines of each span it reads) and helpers (from ``helpers``, started
+  ahead, or started now), each taking the next span until none is left. Raises
+  :class:`Fallback` when one process must evaluate the run instead (see the module docstring).
 
   Example:
     >>> import os, tempfile
@@ -105,43 +117,83 @@ def evaluate_spans(job: ChunkJob, path: str, spans: Sequence[tuple[int, int]], *
     ...   _ = f.write(b"a Q0 x 1 3 t\\na Q0 y 2 2 t\\nb Q0 x 1 1 t\\nc Q0 z 1 1 u\\n")
     >>> job = chunked.ChunkJob(io.read_qrels(b"a 0 y 1\\nb 0 y 1\\nc 0 z 2\\n"),
     ...                        table.parse_measures(["map", "runid"]), uncoded=True)
-    >>> res = parallel.evaluate_spans(job, path, io.query_spans(path, 2), max_lines=10)
+    >>> res = parallel.evaluate_spans(job, path, io.query_spans(path, 3), max_lines=10,
+    ...                               processes=2)
     >>> res.qids, res.per_query["map"].tolist(), res.summary
     (['a', 'b', 'c'], [0.5, 0.0, 1.0], {'runid': 'u', 'map': 0.5})
   """
-  def chunks(span: tuple[int, int]) -> Iterator[io.Run]:
-    return io.iter_judged_run_chunks(path, job.qrels, max_lines=max_lines, span=span,
-                                     threaded=False)
-
-  started: list[subprocess.Popen] = []
-  done = False
+  tasks = _Tasks(spans)
+  values: list[Values | None] = [None] * len(spans)
+  stopped: list[BaseException] = []  # why the spans stopped early (the first one counts)
+  started = (helpers if helpers is not None else Helpers()).take(
+      min(processes, len(spans)) - 1)
+  drivers = [threading.Thread(target=_drive, args=(h, job, path, max_lines, tasks, values,
+                                                   stopped), daemon=True) for h in started]
+  for driver in drivers:
+    driver.start()
   try:
-    started = (helpers if helpers is not None else Helpers()).take(len(spans) - 1)
-    payload = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
-    for helper, span in zip(started, spans[1:]):
-      head = pickle.dumps((path, span, max_lines), protocol=pickle.HIGHEST_PROTOCOL)
-      assert helper.stdin is not None  # made with stdin=PIPE
-      # A thread writes the job: a pipe holds little, and this process has its span to read.
-      threading.Thread(target=_send, args=(helper.stdin, head, payload), daemon=True).start()
-    del payload  # the threads hold it while they write
-    try:
-      values = [job.values(chunks(spans[0]), progress)]
-    except (ValueError, io.NeedsFullRead) as e:
-      raise Fallback(str(e)) from None
-    values += [_receive(h) for h in started]
-    done = True
+    judged = io.Judged(job.qrels.docid_vocab)  # built once for this process's spans
+    for i, span in tasks:
+      values[i] = job.values(io.iter_judged_run_chunks(
+          path, job.qrels, max_lines=max_lines, span=span, threaded=False, judged=judged),
+          progress)
+  except (ValueError, io.NeedsFullRead) as e:
+    stopped.append(Fallback(str(e)))
+  except BaseException as e:
+    stopped.append(e)
   finally:
-    for h in started:
-      if not done:
-        h.kill()
-      _close(h)  # a helper ends when its input does (see serve)
+    tasks.stop()
+    if stopped:  # no helper's values are wanted now: end them
+      for helper in started:
+        helper.kill()
+    for driver in drivers:
+      driver.join()
+    for helper in started:
+      _close(helper)  # no more spans: a helper ends when its input does (see serve)
+      helper.wait()
+  if stopped:
+    raise stopped[0]
   try:
-    return job.result(values)
+    return job.result(cast(list[Values], values))
   except ValueError as e:  # a query in two spans, say: one process says what it is
     raise Fallback(str(e)) from None
-  finally:
-    for h in started:  # they have written their values: they are ending
-      h.wait()
+
+
+class _Tasks:
+  """The spans not taken yet, handed out in file order to whoever asks (under a lock)."""
+
+  def __init__(self, spans: Sequence[tuple[int, int]]) -> None:
+    self.spans, self.next, self.lock = list(spans), 0, threading.Lock()
+
+  def __iter__(self) -> Iterator[tuple[int, tuple[int, int]]]:
+    while True:
+      with self.lock:
+        i = self.next
+        if i >= len(self.spans):
+          return
+        self.next += 1
+      yield i, self.spans[i]
+
+  def stop(self) -> None:
+    with self.lock:
+      self.next = len(self.spans)
+
+
+def _drive(helper: subprocess.Popen, job: ChunkJob, path: str, max_lines: int, tasks: _Tasks,
+           values: list[Values | None], stopped: list[BaseException]) -> None:
+  """A thread of this process giving ``helper`` the job, then span after span, and keeping
+  the values it sends back; what stops it goes to ``stopped`` (and stops the others)."""
+  assert helper.stdin is not None  # made with stdin=PIPE
+  try:
+    _send(helper.stdin, job)  # its arrays' bytes go straight to the pipe
+    for i, span in tasks:
+      _send(helper.stdin, (path, span, max_lines))
+      values[i] = _receive(helper)
+  except BaseException as e:
+    if not stopped:  # (a helper ended by the one who stopped first fails too: no news)
+      stopped.append(e if isinstance(e, (Fallback, RuntimeError)) else Fallback(
+          f"a helper process could not be given its spans ({e})"))
+    tasks.stop()
 
 
 def _spawn() -> subprocess.Popen:
@@ -157,14 +209,10 @@ def _spawn() -> subprocess.Popen:
     raise Fallback(f"a helper process could not start ({e})") from None
 
 
-def _send(pipe: IO[bytes], *data: bytes) -> None:
-  """Writes a helper's job; the pipe stays open until this process has its values."""
-  try:
-    for part in data:
-      pipe.write(part)
-    pipe.flush()
-  except (OSError, ValueError):  # the helper is gone (_receive says so), or was let go
-    pass
+def _send(pipe: IO[bytes], data: Any) -> None:
+  """Writes ``data`` to a helper, pickled."""
+  pickle.dump(data, pipe, protocol=pickle.HIGHEST_PROTOCOL)
+  pipe.flush()
 
 
 def _close(helper: subprocess.Popen) -> None:
@@ -191,36 +239,44 @@ def _receive(helper: subprocess.Popen) -> Values:
 
 
 def serve(*, watch: bool = True) -> None:
-  """A helper's work: the job on standard input (the file, its span, the chunk lines, then
-  the :class:`ChunkJob`), ``("values", Values)``, ``("fallback", why)`` or ``("error",
-  traceback)`` on standard output. ``watch``: end the process when standard input ends
-  (the parent has the values, or is gone)."""
+  """A helper's work: on standard input its :class:`ChunkJob`, then spans ``(path, (start,
+  stop), max_lines)`` until ``None`` or the end; on standard output, for each span,
+  ``("values", Values)``, ``("fallback", why)`` or ``("error", traceback)``. ``watch``: end the
+  process with its parent (or when its input ends)."""
   stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
   try:
-    path, span, max_lines = pickle.load(stdin)
+    job: ChunkJob = pickle.load(stdin)
   except EOFError:  # started ahead and not needed
     return
-  try:
-    job: ChunkJob = pickle.load(stdin)
-    if watch:  # the parent holds this input open until it has the values
-      threading.Thread(target=_end_with, args=(stdin,), daemon=True).start()
-    reply: tuple[str, Any] = ("values", job.values(io.iter_judged_run_chunks(
-        path, job.qrels, max_lines=max_lines, span=span, threaded=False)))
-  except (ValueError, io.NeedsFullRead) as e:
-    reply = ("fallback", str(e))
-  except BaseException:  # handed to the parent, which raises it
-    reply = ("error", traceback.format_exc())
-  try:
-    pickle.dump(reply, stdout, protocol=pickle.HIGHEST_PROTOCOL)
-    stdout.flush()
-  except OSError:  # the parent is gone (it ended, or was ended): nobody to tell
-    pass
   if watch:
-    os._exit(0)  # done: no interpreter shutdown to wait for (the watching thread reads on)
+    threading.Thread(target=_end_with, args=(os.getppid(),), daemon=True).start()
+  judged = io.Judged(job.qrels.docid_vocab)
+  while True:
+    try:
+      task = pickle.load(stdin)
+    except EOFError:
+      task = None
+    if task is None:
+      break
+    path, span, max_lines = task
+    try:
+      reply: tuple[str, Any] = ("values", job.values(io.iter_judged_run_chunks(
+          path, job.qrels, max_lines=max_lines, span=span, threaded=False, judged=judged)))
+    except (ValueError, io.NeedsFullRead) as e:
+      reply = ("fallback", str(e))
+    except BaseException:  # handed to the parent, which raises it
+      reply = ("error", traceback.format_exc())
+    try:
+      _send(stdout, reply)
+    except OSError:  # the parent is gone (it ended, or was ended): nobody to tell
+      break
+  if watch:
+    os._exit(0)  # done: no interpreter shutdown to wait for (the watching thread sleeps on)
 
 
-def _end_with(stdin: IO[bytes]) -> None:
-  """Ends this helper when its parent closes its input: it has the values, or it is gone."""
-  while os.read(stdin.fileno(), 1 << 16):  # the file descriptor: no lock of sys.stdin held
-    pass
+def _end_with(parent: int) -> None:
+  """Ends this helper when its parent is gone (it was ended: the helper is someone else's
+  child now)."""
+  while os.getppid() == parent:
+    time.sleep(0.1)
   os._exit(0)

@@ -247,14 +247,15 @@ def evaluate_file(requests: Sequence[Request], names: Sequence[str], qrels: io.Q
   chunks = chunking(asked=asked, size=size, auto_size=AUTO_CHUNK_BYTES,
                     auto_rows=AUTO_CHUNK_LINES)
   count = _parallel.processes_for(processes, size)
-  spans = io.query_spans(path, count) if chunks is not None and size and count > 1 else []
+  spans = (io.query_spans(path, count * _parallel.SPANS) if chunks is not None and size and
+           count > 1 else [])
 
   def spread(job: _chunked.ChunkJob, lines: int) -> Result:
-    note(f"evaluating {path} in {len(spans)} processes")
+    note(f"evaluating {path} in {count} processes")
     try:
-      return _parallel.evaluate_spans(job, path, spans, max_lines=lines, helpers=helpers,
-                                      progress=lambda n: note(
-                                          f"evaluating {path}: {n:,} lines of the first part"))
+      return _parallel.evaluate_spans(job, path, spans, max_lines=lines, processes=count,
+                                      helpers=helpers, progress=lambda n: note(
+                                          f"evaluating {path}: {n:,} lines of a part"))
     except _parallel.Fallback as e:
       note(f"evaluating {path} in one process: {e}")
       raise

@@ -78,6 +78,7 @@ from jaxrank.io._writer import write_run
 # (`name as name`: an explicit re-export, for type checkers.)
 from jaxrank.io._chunks import iter_judged_run_chunks as iter_judged_run_chunks
 from jaxrank.io._chunks import query_spans as query_spans
+from jaxrank.io._judged import Judged as Judged
 from jaxrank.io._judged import NeedsFullRead as NeedsFullRead
 from jaxrank.io._judged import iter_dict_chunks as iter_dict_chunks
 from jaxrank.io._reader import named_paths as named_paths

@@ -56,7 +56,7 @@ with io.read_run or `jaxrank evaluate --chunk-lines 0`)
 
 def iter_judged_run_chunks(path: PathLike | bytes, qrels: Qrels, *,
                            max_lines: int = 1_000_000, span: tuple[int, int] | None = None,
-                           threaded: bool = True) -> Iterator[Run]:
+                           threaded: bool = True, judged: Judged | None = None) -> Iterator[Run]:
   """Internal API (``jaxrank evaluate``'s reader for large runs): :func:`iter_run_chunks`
   that codes only the documents trec_eval's measures can tell apart.
 
@@ -76,7 +76,8 @@ def iter_judged_run_chunks(path: PathLike | bytes, qrels: Qrels, *,
 
   ``span``: only bytes ``start:stop`` of the file ``path`` (a part from :func:`query_spans`;
   its line numbers in errors count from ``start``); ``threaded``: split the blocks in a second
-  thread (as :func:`split_blocks`; off where processes share the cores).
+  thread (as :func:`split_blocks`; off where processes share the cores); ``judged``:
+  ``Judged(qrels.docid_vocab)`` if built already (a process reading several spans).
 
   Example:
     >>> from jaxrank import io
@@ -87,7 +88,7 @@ def iter_judged_run_chunks(path: PathLike | bytes, qrels: Qrels, *,
     ...  for r in iter_judged_run_chunks(text, qrels)]  # a, c: neither judged nor tied
     [(['b', 'd', 'e', ''], [3, 0, 3, 1, 2])]
   """
-  judged = Judged(qrels.docid_vocab)
+  judged = judged or Judged(qrels.docid_vocab)
   if span is None:
     f, name, close = open_input(path, None)
     return _chunks(f, name, close, int(max_lines), judged, threaded=threaded)

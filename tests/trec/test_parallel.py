@@ -26,7 +26,7 @@ from trec_runs import random_files
 
 
 def _watching(monkeypatch) -> list:
-  """Records how each evaluate_spans call ended (its number of spans, or the Fallback's
+  """Records how each evaluate_spans call ended (its number of processes, or the Fallback's
   message), in the list it returns."""
   ends = []
   real = _parallel.evaluate_spans
@@ -37,7 +37,7 @@ def _watching(monkeypatch) -> list:
     except _parallel.Fallback as e:
       ends.append(str(e))
       raise
-    ends.append(len(spans))
+    ends.append(kwargs["processes"])
     return result
 
   monkeypatch.setattr(_parallel, "evaluate_spans", watched)
@@ -126,34 +126,39 @@ def test_a_helper_that_cannot_start_sends_the_run_to_one_process(tmp_path, capsy
   assert len(ends) == 1 and "could not start" in ends[0]
 
 
-def _serve(monkeypatch, data: bytes):
-  """What serve() replies to ``data`` on its standard input."""
+def _serve(monkeypatch, *messages) -> list:
+  """What serve() replies to ``messages`` (pickled) on its standard input."""
   out = stdio.BytesIO()
+  data = b"".join(m if isinstance(m, bytes) else pickle.dumps(m) for m in messages)
   monkeypatch.setattr(sys, "stdin", SimpleNamespace(buffer=stdio.BytesIO(data)))
   monkeypatch.setattr(sys, "stdout", SimpleNamespace(buffer=out))
-  _parallel.serve(watch=False)  # (a helper ends itself when its input ends)
-  return pickle.loads(out.getvalue()) if out.getvalue() else None
+  _parallel.serve(watch=False)  # (a helper ends itself with its parent)
+  out.seek(0)
+  replies = []
+  while out.tell() < len(out.getvalue()):
+    replies.append(pickle.load(out))
+  return replies
 
 
-def test_a_helper_reports_its_values_a_fallback_or_its_own_error(tmp_path, monkeypatch):
+def test_a_helper_reports_values_fallbacks_and_its_own_errors(tmp_path, monkeypatch):
   qrels_file, run_file = random_files(tmp_path, 3)
   qrels = io.read_qrels(qrels_file)
   job = _chunked.ChunkJob(qrels, _trec.parse_measures(["map", "P.5"]), uncoded=True)
-  spans = io.query_spans(run_file, 2)
-  head = pickle.dumps((str(run_file), spans[1], 10))
-  kind, values = _serve(monkeypatch, head + pickle.dumps(job))
-  alone = job.values(io.iter_judged_run_chunks(run_file, qrels, max_lines=10, span=spans[1]))
-  assert kind == "values" and values.lines == alone.lines and values.tag == alone.tag
-  assert [r.per_query["map"].tolist() for _, r in values.parts] == [
-      r.per_query["map"].tolist() for _, r in alone.parts]
-  write(tmp_path, "bad", "a Q0 x 1 one t\n")
-  kind, why = _serve(monkeypatch, pickle.dumps((str(tmp_path / "bad"), (0, 15), 10)) +
-                     pickle.dumps(job))
-  assert kind == "fallback" and "must be a number" in why
-  kind, trace = _serve(monkeypatch, pickle.dumps((None, (0, 15), 10)) + pickle.dumps(job))
-  assert kind == "error" and "TypeError" in trace  # a bug: raised in the parent, not hidden
-  assert _serve(monkeypatch, b"") is None  # started ahead, never given a job
-  helper = SimpleNamespace(stdout=stdio.BytesIO(pickle.dumps(("error", trace))))
+  spans = io.query_spans(run_file, 3)
+  bad = write(tmp_path, "bad", "a Q0 x 1 one t\n")
+  replies = _serve(monkeypatch, job, (str(run_file), spans[1], 10), (str(bad), (0, 15), 10),
+                   (None, (0, 15), 10), (str(run_file), spans[2], 10), None, "not read")
+  assert [kind for kind, _ in replies] == ["values", "fallback", "error", "values"]
+  for (_, values), span in zip([replies[0], replies[3]], [spans[1], spans[2]]):
+    alone = job.values(io.iter_judged_run_chunks(run_file, qrels, max_lines=10, span=span))
+    assert values.lines == alone.lines and values.tag == alone.tag
+    assert [r.per_query["map"].tolist() for _, r in values.parts] == [
+        r.per_query["map"].tolist() for _, r in alone.parts]
+  assert "must be a number" in replies[1][1]
+  assert "TypeError" in replies[2][1]  # a bug: raised in the parent, not hidden
+  assert _serve(monkeypatch, b"") == []  # started ahead, never given a job
+  assert len(_serve(monkeypatch, job, (str(run_file), spans[1], 10))) == 1  # input ends
+  helper = SimpleNamespace(stdout=stdio.BytesIO(pickle.dumps(replies[2])))
   with pytest.raises(RuntimeError, match="internal error in a helper process"):
     _parallel._receive(helper)
 
