@@ -54,7 +54,8 @@ class Fallback(Exception):
 
 def processes_for(asked: int | None, size: int) -> int:
   """The number of processes evaluating a run file of ``size`` bytes: ``asked``, or one per
-  :data:`PROCESS_BYTES` up to :data:`MAX_PROCESSES` and the cores this process may use.
+  :data:`PROCESS_BYTES` up to :data:`MAX_PROCESSES` and the cores this process may use (one in
+  a frozen, bundled app).
 
   Example:
     >>> from jaxrank._trec import parallel
@@ -65,6 +66,8 @@ def processes_for(asked: int | None, size: int) -> int:
     if isinstance(asked, bool) or not isinstance(asked, int) or asked < 1:
       raise ValueError(f"processes must be a positive integer, got {asked!r}")
     return asked
+  if getattr(sys, "frozen", False):  # a bundled app: sys.executable is not a Python to run
+    return 1
   cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
   return max(1, min(cores or 1, MAX_PROCESSES, size // PROCESS_BYTES))
 

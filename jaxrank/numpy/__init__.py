@@ -53,3 +53,6 @@ def __dir__() -> list[str]:
 # A run dict of more rows is evaluated this many rows at a time
 # (evaluate_run reads it here when called, so it can be set here).
 DICT_CHUNK_ROWS = 1_000_000
+# The processes evaluating a run file given by path (None: one per 32 MiB of a file read in
+# chunks, up to the usable cores and 8; 1: the calling process only). Read as DICT_CHUNK_ROWS.
+RUN_PROCESSES: int | None = None

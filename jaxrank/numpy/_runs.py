@@ -97,7 +97,10 @@ def evaluate_run(run: io.Run | Mapping[str, Mapping[str, float]] | str | os.Path
   is read and evaluated so, 250,000 lines at a time, as the command does: faster than
   :func:`jaxrank.io.read_run` then this function, in a fraction of the memory. The numbers are
   the whole run's (a few sums the kernel rounds by batch shape, ``ndcg_cut``'s, may differ in
-  their last bit).
+  their last bit). Such a file is evaluated by several processes at once, each taking the next
+  part of whole queries: ``jaxrank.numpy.RUN_PROCESSES`` of them (None, the default: one per
+  32 MiB, up to the usable cores and 8; 1: this process only; see ``jaxrank evaluate
+  --processes``).
 
   Example:
     >>> from jaxrank import numpy as jrn
@@ -123,7 +126,11 @@ def _helpers_for(run: Any) -> _parallel.Helpers | None:
   """The helper processes for evaluating ``run``, a run file (see
   :func:`jaxrank._trec.plan.helpers_for`), started now; None for other runs."""
   path = _path(run, "run")
-  return None if path is None else _plan.helpers_for(path)
+  return None if path is None else _plan.helpers_for(path, processes=_processes())
+
+
+def _processes() -> int | None:
+  return sys.modules[__package__].RUN_PROCESSES  # jaxrank.numpy's, as set now
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,7 +173,8 @@ def _evaluate_one(run: Any, judgments: io.Qrels, qrels_name: str, asked: _Asked,
                 **asked.trec)
   if path is not None:  # a file: read as `jaxrank evaluate` reads it (big ones in chunks)
     result = _plan.evaluate_file(asked.requests, asked.others, judgments, path,
-                                 sources=(path, qrels_name), helpers=helpers, **common)
+                                 sources=(path, qrels_name), helpers=helpers,
+                                 processes=_processes(), **common)
   else:
     # A big dict: a million rows at a time, combined as the CLI does; judged documents
     # first, every document coded if their hashes are equal.

@@ -214,6 +214,11 @@ def test_the_python_door_uses_helpers_started_ahead(tmp_path, monkeypatch):
   assert ends == [3, 3, 3] and [len(s) for s in started] == [2, 2, 0]  # 1st run's: ahead
   for values in runs.values():
     _assert_close(values, one)
+  monkeypatch.setattr(jrn, "RUN_PROCESSES", 1)  # this process only
+  _assert_close(jrn.evaluate_run(run, qrels, names), one)
+  monkeypatch.setattr(jrn, "RUN_PROCESSES", 2)
+  _assert_close(jrn.evaluate_run(run, qrels, names), one)
+  assert ends == [3, 3, 3, 2] and [len(s) for s in started][3:] == [1]
 
 
 def _assert_close(got: dict, want: dict) -> None:
