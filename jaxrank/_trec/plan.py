@@ -17,7 +17,9 @@ that may tie get a code); when that reading cannot settle a run (:class:`jaxrank
 equal hashes, a document listed twice, a query's lines apart), the door says what comes next:
 chunks with every document coded, or the whole run. Chunks chosen by size fall back to the
 whole run when the run's queries are scattered (:class:`jaxrank.io.ScatteredQueryError`);
-asked ones raise it.
+asked ones raise it. A run file read in chunks is shared by several processes (one per
+32 MiB, up to the cores and 8, or as asked: :mod:`jaxrank._trec.parallel`), back to one
+process where one must settle the run.
 """
 
 from __future__ import annotations
@@ -243,12 +245,8 @@ def evaluate_file(requests: Sequence[Request], names: Sequence[str], qrels: io.Q
     >>> res.summary["map"]
     0.5
   """
-  size = file_size(path)
-  chunks = chunking(asked=asked, size=size, auto_size=AUTO_CHUNK_BYTES,
-                    auto_rows=AUTO_CHUNK_LINES)
-  count = _parallel.processes_for(processes, size)
-  spans = (io.query_spans(path, count * _parallel.SPANS) if chunks is not None and size and
-           count > 1 else [])
+  size, chunks, count = _reading(path, asked, processes)
+  spans = io.query_spans(path, count * _parallel.SPANS) if count > 1 else []
 
   def spread(job: _chunked.ChunkJob, lines: int) -> Result:
     note(f"evaluating {path} in {count} processes")
@@ -294,8 +292,17 @@ def helpers_for(path: str, *, asked: int | None = None,
     >>> plan.helpers_for("-") is None  # standard input is read here
     True
   """
+  count = _reading(path, asked, processes)[2]
+  return _parallel.Helpers(count - 1) if count > 1 else None
+
+
+def _reading(path: str, asked: int | None,
+             processes: int | None) -> tuple[int, Chunks | None, int]:
+  """How :func:`evaluate_file` reads the run file ``path``: its size (0: not a file that can be
+  read twice), its chunks (None: whole), and the processes sharing them (1 for a run read
+  whole or not from a file)."""
   size = file_size(path)
   chunks = chunking(asked=asked, size=size, auto_size=AUTO_CHUNK_BYTES,
                     auto_rows=AUTO_CHUNK_LINES)
-  count = _parallel.processes_for(processes, size) if chunks is not None and size else 1
-  return _parallel.Helpers(count - 1) if count > 1 else None
+  count = _parallel.processes_for(processes, size)
+  return size, chunks, count if chunks is not None and size else 1
