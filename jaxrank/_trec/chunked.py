@@ -176,6 +176,9 @@ class ChunkJob:
   unique_docs: bool = False
   options: Any = None
 
+  def __post_init__(self) -> None:
+    self.names = list(dict.fromkeys(self.names))  # each name once, in the order given
+
   def _evaluate(self, run: Run, part: Qrels, shapes: list, *, ties: str, complete: bool,
                 uncoded: int | None = None) -> _run.Result:
     """One chunk's values (or the whole run's, ``part`` being the whole qrels)."""
@@ -185,7 +188,7 @@ class ChunkJob:
                               "shapes": shapes,  # one kernel shape for most chunks
                               "unique_docs": self.unique_docs}
     if self.names:
-      return _irnames.evaluate_names(run, part, list(dict.fromkeys(self.names)), asked,
+      return _irnames.evaluate_names(run, part, list(self.names), asked,
                                      given=self.given, where=self.where, ties=ties,
                                      complete=complete, uncoded=uncoded, **common)
     return _run.evaluate_requests(run, part, asked, options=self.options, ties=ties,
@@ -242,7 +245,7 @@ class ChunkJob:
       self._evaluate(_queries_only(unjudged or [], tag), self.qrels, [], ties=self.ties,
                      complete=self.complete)
       raise AssertionError("jaxrank internal error: a run without judged queries evaluated")
-    return _combine(parts, self.requests, list(dict.fromkeys(self.names)), self.qrels, tag,
+    return _combine(parts, self.requests, list(self.names), self.qrels, tag,
                     self.complete, self.threshold, self.where)
 
 

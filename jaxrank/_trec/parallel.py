@@ -137,9 +137,7 @@ def evaluate_spans(job: ChunkJob, path: str, spans: Sequence[tuple[int, int]], *
   try:
     judged = io.Judged(job.qrels.docid_vocab)  # built once for this process's spans
     for i, span in tasks:
-      values[i] = job.values(io.iter_judged_run_chunks(
-          path, job.qrels, max_lines=max_lines, span=span, threaded=False, judged=judged),
-          progress)
+      values[i] = _span_values(job, judged, path, span, max_lines, progress)
   except (ValueError, io.NeedsFullRead) as e:
     stopped.append(Fallback(str(e)))
   except BaseException as e:
@@ -160,6 +158,14 @@ def evaluate_spans(job: ChunkJob, path: str, spans: Sequence[tuple[int, int]], *
     return job.result(cast(list[Values], values))
   except ValueError as e:  # a query in two spans, say: one process says what it is
     raise Fallback(str(e)) from None
+
+
+def _span_values(job: ChunkJob, judged: io.Judged, path: str, span: tuple[int, int],
+                 max_lines: int, progress: Callable[[int], None] | None = None) -> Values:
+  """The values of one span of the run file, read in this process without a reading thread
+  (the processes share the cores); ``judged``: the qrels' lookup, built once per process."""
+  return job.values(io.iter_judged_run_chunks(path, job.qrels, max_lines=max_lines, span=span,
+                                              threaded=False, judged=judged), progress)
 
 
 class _Tasks:
@@ -263,8 +269,7 @@ def serve(*, watch: bool = True) -> None:
       break
     path, span, max_lines = task
     try:
-      reply: tuple[str, Any] = ("values", job.values(io.iter_judged_run_chunks(
-          path, job.qrels, max_lines=max_lines, span=span, threaded=False, judged=judged)))
+      reply: tuple[str, Any] = ("values", _span_values(job, judged, path, span, max_lines))
     except (ValueError, io.NeedsFullRead) as e:
       reply = ("fallback", str(e))
     except BaseException:  # handed to the parent, which raises it
