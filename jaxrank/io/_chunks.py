@@ -13,7 +13,7 @@ import numpy as np
 
 from jaxrank.io._columns import Qrels, Run
 from jaxrank.io._errors import ScatteredQueryError
-from jaxrank.io._files import Input, PathLike, Span, open_input
+from jaxrank.io._files import GZIP_MAGIC, Input, PathLike, Span, open_input
 from jaxrank.io._judged import Judged, JudgedBuilder
 from jaxrank.io._reader import Builder
 from jaxrank.io._split import RUN, split_blocks
@@ -119,7 +119,7 @@ def query_spans(path: PathLike, parts: int) -> list[tuple[int, int]]:
   size = os.path.getsize(path)
   cuts = [0]
   with open(path, "rb") as f:
-    if f.read(2) != b"\x1f\x8b":
+    if f.read(2) != GZIP_MAGIC:
       for i in range(1, parts):
         at = _query_change(f, max(size * i // parts, cuts[-1] + 1), size * (i + 1) // parts)
         if at is not None and cuts[-1] < at < size:

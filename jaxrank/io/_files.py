@@ -20,6 +20,7 @@ from jaxrank.io._errors import TrecFormatError
 PathLike = str | os.PathLike[str]
 Input = BufferedIOBase  # what open_input gives to read from: BytesIO, a file, GzipFile, stdin
 BLOCK = 1 << 20  # bytes per block: the working set of one block stays in the CPU's cache
+GZIP_MAGIC = b"\x1f\x8b"  # the first bytes of gzip data
 _NAMES = {"-": "<stdin>"}
 
 
@@ -50,7 +51,7 @@ def open_input(path: PathLike | bytes,
     if not hasattr(f, "peek"):
       f = BufferedReader(f)
     head = f.peek(2)[:2]
-  if head == b"\x1f\x8b":
+  if head == GZIP_MAGIC:
     import gzip
     f = gzip.GzipFile(fileobj=f, mode="rb")
   return f, name, close
@@ -95,7 +96,7 @@ class Span:
     self.f, self.left = f, stop - start
 
   def readinto(self, view: memoryview) -> int:
-    n = self.f.readinto(memoryview(view)[:max(self.left, 0)]) if self.left > 0 else 0
+    n = self.f.readinto(memoryview(view)[:self.left]) if self.left > 0 else 0
     self.left -= n
     return n
 
