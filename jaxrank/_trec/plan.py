@@ -246,7 +246,7 @@ def evaluate_file(requests: Sequence[Request], names: Sequence[str], qrels: io.Q
     0.5
   """
   size, chunks, count = _reading(path, asked, processes)
-  spans = io.query_spans(path, count * _parallel.SPANS) if count > 1 else []
+  spans = io.query_spans(path, _parallel.span_cuts(size, count)) if count > 1 else []
 
   def spread(job: _chunked.ChunkJob, lines: int) -> Result:
     note(f"evaluating {path} in {count} processes")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO
 
 import numpy as np
@@ -99,13 +99,13 @@ def iter_judged_run_chunks(path: PathLike | bytes, qrels: Qrels, *,
                  threaded=threaded, bom=span[0] == 0)
 
 
-def query_spans(path: PathLike, parts: int) -> list[tuple[int, int]]:
-  """Internal API (runs evaluated by several processes): the file ``path`` cut into about
-  ``parts`` byte spans of whole queries, ``[(0, c1), (c1, c2), ..., (ck, size)]``: cut ``i`` is
-  the start of the first line from byte ``size * i / parts`` on whose query id (its first
-  field) differs from the one of the data line before it. A gzip file, or a part holding no
-  change of query, is not cut (fewer spans). Only LF ends a line here: a file of CR line ends
-  is not cut.
+def query_spans(path: PathLike, cuts: Sequence[int]) -> list[tuple[int, int]]:
+  """Internal API (runs evaluated by several processes): the file ``path`` cut into byte spans
+  of whole queries, ``[(0, c1), (c1, c2), ..., (ck, size)]``, near the byte offsets ``cuts``
+  (ascending): cut ``i`` is the start of the first line from byte ``cuts[i]`` on whose query id
+  (its first field) differs from the one of the data line before it. A cut finding no change
+  of query before the next one is dropped (fewer spans), and so is every cut of a gzip file.
+  Only LF ends a line here: a file of CR line ends is not cut.
 
   Example:
     >>> import os, tempfile
@@ -113,18 +113,19 @@ def query_spans(path: PathLike, parts: int) -> list[tuple[int, int]]:
     >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
     >>> with open(path, "wb") as f:
     ...   _ = f.write(b"a Q0 x 1 3 t\\na Q0 y 2 2 t\\nb Q0 x 1 1 t\\nc Q0 z 1 1 u\\n")
-    >>> query_spans(path, 2)  # b's line starts at byte 26
+    >>> query_spans(path, [20])  # b's line starts at byte 26
     [(0, 26), (26, 52)]
   """
   size = os.path.getsize(path)
-  cuts = [0]
+  found = [0]
   with open(path, "rb") as f:
     if f.read(2) != GZIP_MAGIC:
-      for i in range(1, parts):
-        at = _query_change(f, max(size * i // parts, cuts[-1] + 1), size * (i + 1) // parts)
-        if at is not None and cuts[-1] < at < size:
-          cuts.append(at)
-  return list(zip(cuts, cuts[1:] + [size]))
+      ends = [*cuts[1:], size]
+      for cut, limit in zip(cuts, ends):
+        at = _query_change(f, max(cut, found[-1] + 1), limit)
+        if at is not None and found[-1] < at < size:
+          found.append(at)
+  return list(zip(found, found[1:] + [size]))
 
 
 def _query_change(f: BinaryIO, pos: int, limit: int) -> int | None:

@@ -144,7 +144,8 @@ def test_a_helper_reports_values_fallbacks_and_its_own_errors(tmp_path, monkeypa
   qrels_file, run_file = random_files(tmp_path, 3)
   qrels = io.read_qrels(qrels_file)
   job = _chunked.ChunkJob(qrels, _trec.parse_measures(["map", "P.5"]), uncoded=True)
-  spans = io.query_spans(run_file, 3)
+  size = os.path.getsize(run_file)
+  spans = io.query_spans(run_file, [size // 3, 2 * size // 3])
   bad = write(tmp_path, "bad", "a Q0 x 1 one t\n")
   replies = _serve(monkeypatch, job, (str(run_file), spans[1], 10), (str(bad), (0, 15), 10),
                    (None, (0, 15), 10), (str(run_file), spans[2], 10), None, "not read")
@@ -174,7 +175,7 @@ def test_spans_are_whole_queries(tmp_path):
     path = write(tmp_path, "run", "".join(lines).replace("\n", newline))
     data = path.read_bytes()
     for parts in (1, 2, 3, 7, 100):
-      spans = io.query_spans(path, parts)
+      spans = io.query_spans(path, [len(data) * i // parts for i in range(1, parts)])
       assert spans[0][0] == 0 and spans[-1][1] == len(data) and len(spans) <= parts
       assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
       for cut, _ in spans[1:]:  # a line with a new query starts at each cut
@@ -186,7 +187,21 @@ def test_spans_are_whole_queries(tmp_path):
   (tmp_path / "gz").write_bytes(gzip.compress("".join(lines).encode()))
   cr = write(tmp_path, "cr", "".join(lines).replace("\n", "\r"))
   for path in (tmp_path / "one", tmp_path / "gz", cr):
-    assert io.query_spans(path, 4) == [(0, os.path.getsize(path))]
+    size = os.path.getsize(path)
+    assert io.query_spans(path, [size // 4, size // 2, 3 * size // 4]) == [(0, size)]
+
+
+@pytest.mark.parametrize("processes", [2, 3, 8])
+@pytest.mark.parametrize("size", [1, 2, 50, 10**6, 80 * 2**20 + 7])
+def test_spans_shrink_along_the_file(size, processes):
+  cuts = _parallel.span_cuts(size, processes)
+  spans = np.diff([0, *cuts, size])
+  assert (spans > 0).all() and spans.sum() == size
+  smallest = max(1, size // (_parallel.TAIL * processes))
+  assert (spans[:-1] >= smallest).all() and spans[-1] <= max(smallest, size // (2 * processes))
+  assert (np.diff(spans[:-1]) <= 0).all()  # the first are the largest: a 2p-th of what is left
+  assert spans[0] == max(size // (2 * processes), smallest) or len(spans) == 1
+  assert len(spans) <= 8 * processes  # a cut costs a look into the file
 
 
 def test_the_python_door_uses_helpers_started_ahead(tmp_path, monkeypatch):
