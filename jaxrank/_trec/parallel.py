@@ -22,20 +22,26 @@ the file), a query in two spans, a run that needs every document coded
 (:class:`jaxrank.io.NeedsFullRead`), a helper that could not start or died. A helper's own
 error (a bug) is raised, with its traceback.
 
-A helper is ``python -P`` running :func:`serve`: it reads its job and then span after span (as
-pickles) on its standard input and writes each span's values (a pickle) on its standard output,
-pipes between this process and its child that no one else can write to. It imports jaxrank from
-where this process did, and ends when this process does."""
+A helper reads span after span (pickles) on a pipe from this process and writes each span's
+values (a pickle) on a pipe back, pipes between this process and its child that no one else can
+write to; it ends when this process does. The command forks its helpers (:func:`can_fork`): a
+fork has this process's imports, qrels and lookup already, and starts its first span at once.
+Elsewhere a helper is ``python -P`` running :func:`serve`, importing jaxrank from where this
+process did and given its job (the qrels and measures, pickled) first; these can be started
+ahead (:class:`Helpers`), while this process reads the qrels."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any, cast
 
@@ -112,25 +118,43 @@ class Helpers:
     except Fallback:
       for helper in taken:
         helper.kill()
-        helper.wait()
+        _end(helper)
       raise
     return taken
 
   def close(self) -> None:
     for helper in self.waiting:  # no job: it reads the end of its input and ends
-      _close(helper)
-      helper.wait()
+      _end(helper)
     self.waiting = []
+
+
+def can_fork() -> bool:
+  """Whether this process may fork its helpers (:func:`evaluate_spans`' ``fork``): on Linux,
+  where a fork is cheap and the command's process has no threads of its own but NumPy's idle
+  BLAS workers (fork-safe) and its interrupt watcher (blocked in a read), and while JAX is not
+  imported (its threads would not survive a fork; it warns of one).
+
+  Example:
+    >>> import sys
+    >>> from jaxrank._trec import parallel
+    >>> parallel.can_fork() == (sys.platform.startswith("linux") and "jax" not in sys.modules)
+    True
+  """
+  return (sys.platform.startswith("linux") and hasattr(os, "fork") and "jax" not in sys.modules
+          and not getattr(sys, "frozen", False))
 
 
 def evaluate_spans(job: ChunkJob, path: str, spans: Sequence[tuple[int, int]], *,
                    max_lines: int, processes: int, helpers: Helpers | None = None,
+                   fork: bool = False,
                    progress: Callable[[int], None] | None = None) -> Result:
   """The result of ``job`` on the run file ``path`` (in file order, ``spans`` of whole
   queries), read in chunks of about ``max_lines`` lines by ``processes`` processes: this one
-  (``progress`` hears the lines of each span it reads) and helpers (from ``helpers``, started
-  ahead, or started now), each taking the next span until none is left. Raises
-  :class:`Fallback` when one process must evaluate the run instead (see the module docstring).
+  (``progress`` hears the lines of each span it reads) and helpers, each taking the next span
+  until none is left. The helpers are forked from this process if ``fork`` and
+  :func:`can_fork` (``helpers`` started ahead are then ended unused), else taken from
+  ``helpers`` or started now. Raises :class:`Fallback` when one process must evaluate the run
+  instead (see the module docstring).
 
   Example:
     >>> import os, tempfile
@@ -149,14 +173,20 @@ def evaluate_spans(job: ChunkJob, path: str, spans: Sequence[tuple[int, int]], *
   tasks = _Tasks(spans)
   values: list[Values | None] = [None] * len(spans)
   stopped: list[BaseException] = []  # why the spans stopped early (the first one counts)
-  started = (helpers if helpers is not None else Helpers()).take(
-      min(processes, len(spans)) - 1)
+  judged = io.Judged(job.qrels.docid_vocab)  # built once for this process's spans (and forks)
+  count = min(processes, len(spans)) - 1
+  started: list[Helper]
+  if fork and can_fork():
+    if helpers is not None:
+      helpers.close()  # (before the forks: their pipes' ends must not live on in them)
+    started = _fork(job, judged, count)
+  else:
+    started = list((helpers if helpers is not None else Helpers()).take(count))
   drivers = [threading.Thread(target=_drive, args=(h, job, path, max_lines, tasks, values,
                                                    stopped), daemon=True) for h in started]
   for driver in drivers:
     driver.start()
   try:
-    judged = io.Judged(job.qrels.docid_vocab)  # built once for this process's spans
     for i, span in tasks:
       values[i] = _span_values(job, judged, path, span, max_lines, progress)
   except (ValueError, io.NeedsFullRead) as e:
@@ -171,8 +201,7 @@ def evaluate_spans(job: ChunkJob, path: str, spans: Sequence[tuple[int, int]], *
     for driver in drivers:
       driver.join()
     for helper in started:
-      _close(helper)  # no more spans: a helper ends when its input does (see serve)
-      helper.wait()
+      _end(helper)  # no more spans: a helper ends when its input does (see serve)
   if stopped:
     raise stopped[0]
   try:
@@ -209,13 +238,14 @@ class _Tasks:
       self.next = len(self.spans)
 
 
-def _drive(helper: subprocess.Popen, job: ChunkJob, path: str, max_lines: int, tasks: _Tasks,
+def _drive(helper: Helper, job: ChunkJob, path: str, max_lines: int, tasks: _Tasks,
            values: list[Values | None], stopped: list[BaseException]) -> None:
   """A thread of this process giving ``helper`` the job, then span after span, and keeping
   the values it sends back; what stops it goes to ``stopped`` (and stops the others)."""
   assert helper.stdin is not None  # made with stdin=PIPE
   try:
-    _send(helper.stdin, job)  # its arrays' bytes go straight to the pipe
+    if not isinstance(helper, _Forked):  # (a fork has it)
+      _send(helper.stdin, job)  # its arrays' bytes go straight to the pipe
     for i, span in tasks:
       _send(helper.stdin, (path, span, max_lines))
       values[i] = _receive(helper)
@@ -245,15 +275,17 @@ def _send(pipe: IO[bytes], data: Any) -> None:
   pipe.flush()
 
 
-def _close(helper: subprocess.Popen) -> None:
-  try:
-    assert helper.stdin is not None  # made with stdin=PIPE
+def _end(helper: Helper) -> None:
+  """Closes the helper's input (it ends when its input does), waits for it, closes its
+  output."""
+  assert helper.stdin is not None and helper.stdout is not None  # made with both pipes
+  with contextlib.suppress(OSError):  # already gone
     helper.stdin.close()
-  except OSError:  # already gone
-    pass
+  helper.wait()
+  helper.stdout.close()
 
 
-def _receive(helper: subprocess.Popen) -> Values:
+def _receive(helper: Helper) -> Values:
   """The values a helper wrote, or :class:`Fallback` if it could not give them."""
   assert helper.stdout is not None  # made with stdout=PIPE
   try:
@@ -269,10 +301,9 @@ def _receive(helper: subprocess.Popen) -> Values:
 
 
 def serve(*, watch: bool = True) -> None:
-  """A helper's work: on standard input its :class:`ChunkJob`, then spans ``(path, (start,
-  stop), max_lines)`` until ``None`` or the end; on standard output, for each span,
-  ``("values", Values)``, ``("fallback", why)`` or ``("error", traceback)``. ``watch``: end the
-  process with its parent (or when its input ends)."""
+  """A started helper's work: on standard input its :class:`ChunkJob`, then spans as
+  :func:`_serve_spans` reads them, replies on standard output. ``watch``: end the process with
+  its parent (or when its input ends)."""
   stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
   try:
     job: ChunkJob = pickle.load(stdin)
@@ -280,14 +311,22 @@ def serve(*, watch: bool = True) -> None:
     return
   if watch:
     threading.Thread(target=_end_with, args=(os.getppid(),), daemon=True).start()
-  judged = io.Judged(job.qrels.docid_vocab)
+  _serve_spans(job, io.Judged(job.qrels.docid_vocab), stdin, stdout)
+  if watch:
+    os._exit(0)  # done: no interpreter shutdown to wait for (the watching thread sleeps on)
+
+
+def _serve_spans(job: ChunkJob, judged: io.Judged, tasks: IO[bytes], replies: IO[bytes]) -> None:
+  """A helper's loop: spans ``(path, (start, stop), max_lines)`` read from ``tasks`` until
+  ``None`` or the end; for each, ``("values", Values)``, ``("fallback", why)`` or ``("error",
+  traceback)`` written to ``replies``."""
   while True:
     try:
-      task = pickle.load(stdin)
+      task = pickle.load(tasks)
     except EOFError:
       task = None
     if task is None:
-      break
+      return
     path, span, max_lines = task
     try:
       reply: tuple[str, Any] = ("values", _span_values(job, judged, path, span, max_lines))
@@ -296,11 +335,78 @@ def serve(*, watch: bool = True) -> None:
     except BaseException:  # handed to the parent, which raises it
       reply = ("error", traceback.format_exc())
     try:
-      _send(stdout, reply)
+      _send(replies, reply)
     except OSError:  # the parent is gone (it ended, or was ended): nobody to tell
-      break
-  if watch:
-    os._exit(0)  # done: no interpreter shutdown to wait for (the watching thread sleeps on)
+      return
+
+
+class _Forked:
+  """A helper forked from this process, with its job and lookup (:func:`_serve_spans` on a
+  pair of pipes); ``stdin``, ``stdout``, ``wait`` and ``kill`` as a :class:`subprocess.Popen`'s.
+  ``others``: the helpers forked before it, whose pipes' ends it closes (it would hold their
+  input open)."""
+
+  stdin: IO[bytes]
+  stdout: IO[bytes]
+  returncode: int | None
+
+  def __init__(self, job: ChunkJob, judged: io.Judged, others: Sequence[_Forked]) -> None:
+    tasks_r, tasks_w = os.pipe()
+    replies_r, replies_w = os.pipe()
+    parent = os.getpid()
+    try:
+      with warnings.catch_warnings():  # Python 3.12+ warns of a fork beside threads: can_fork
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    except OSError:
+      for fd in (tasks_r, tasks_w, replies_r, replies_w):
+        os.close(fd)
+      raise
+    if pid == 0:  # the helper: a copy of this process, which must never return to the caller
+      status = 1
+      try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it at once and quietly
+        with contextlib.suppress(ValueError):
+          signal.set_wakeup_fd(-1)  # the parent's interrupt watcher is not here
+        for fd in [tasks_w, replies_r, *(f.stdin.fileno() for f in others),
+                   *(f.stdout.fileno() for f in others)]:
+          os.close(fd)
+        threading.Thread(target=_end_with, args=(parent,), daemon=True).start()
+        with os.fdopen(tasks_r, "rb") as tasks, os.fdopen(replies_w, "wb") as replies:
+          _serve_spans(job, judged, tasks, replies)
+        status = 0
+      finally:
+        os._exit(status)
+    os.close(tasks_r)
+    os.close(replies_w)
+    self.pid, self.returncode = pid, None
+    self.stdin, self.stdout = os.fdopen(tasks_w, "wb"), os.fdopen(replies_r, "rb")
+
+  def wait(self) -> int:
+    if self.returncode is None:
+      self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+    return self.returncode
+
+  def kill(self) -> None:
+    if self.returncode is None:
+      with contextlib.suppress(ProcessLookupError):
+        os.kill(self.pid, signal.SIGKILL)
+
+
+Helper = subprocess.Popen | _Forked  # a helper process, started or forked
+
+
+def _fork(job: ChunkJob, judged: io.Judged, count: int) -> list[Helper]:
+  """``count`` helpers forked from this process, or :class:`Fallback` if one cannot be."""
+  forked: list[_Forked] = []
+  try:
+    while len(forked) < count:
+      forked.append(_Forked(job, judged, forked))
+  except OSError as e:
+    for helper in forked:
+      _end(helper)
+    raise Fallback(f"a helper process could not start ({e})") from None
+  return list(forked)
 
 
 def _end_with(parent: int) -> None:

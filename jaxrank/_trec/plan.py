@@ -221,14 +221,16 @@ def evaluate_file(requests: Sequence[Request], names: Sequence[str], qrels: io.Q
                   progress: Callable[[int, int], None] | None = None, where: str,
                   given: dict | None = None, options=None, sources=("run", "qrels"),
                   processes: int | None = None, helpers: _parallel.Helpers | None = None,
-                  **run_options) -> Result:
+                  fork: bool = False, **run_options) -> Result:
   """:func:`evaluate_run` on the run file ``path`` (``-``: standard input), read as the command
   reads it: whole, or in chunks of whole queries when asked (``asked`` lines) or when the file
   has :data:`AUTO_CHUNK_BYTES` or more (then :data:`AUTO_CHUNK_LINES` lines at a time, judged
   documents first; read whole after all if the queries' lines are not together). A file read
   in chunks is cut into spans of whole queries evaluated by ``processes`` processes at once
   (:mod:`jaxrank._trec.parallel`; None: by its size, :func:`jaxrank._trec.parallel.
-  processes_for`), some of them ``helpers`` started ahead (:func:`helpers_for`; ended here).
+  processes_for`): forked from this one if ``fork`` (the command's, which owns its process)
+  where :func:`jaxrank._trec.parallel.can_fork`, else started, some of them ``helpers`` started
+  ahead (:func:`helpers_for`; ended here).
   ``note(text)`` hears what is being read; ``requests, names, qrels, progress, where, given,
   options, sources, run_options``: as :func:`evaluate_run`'s.
 
@@ -252,7 +254,7 @@ def evaluate_file(requests: Sequence[Request], names: Sequence[str], qrels: io.Q
     note(f"evaluating {path} in {count} processes")
     try:
       return _parallel.evaluate_spans(job, path, spans, max_lines=lines, processes=count,
-                                      helpers=helpers, progress=lambda n: note(
+                                      helpers=helpers, fork=fork, progress=lambda n: note(
                                           f"evaluating {path}: {n:,} lines of a part"))
     except _parallel.Fallback as e:
       note(f"evaluating {path} in one process: {e}")
@@ -281,11 +283,12 @@ def evaluate_file(requests: Sequence[Request], names: Sequence[str], qrels: io.Q
       helpers.close()
 
 
-def helpers_for(path: str, *, asked: int | None = None,
-                processes: int | None = None) -> _parallel.Helpers | None:
-  """The helper processes :func:`evaluate_file` (same ``asked``, ``processes``) will want for
-  the run file ``path``, started now: their interpreters start while this process reads the
-  qrels. None when it will read the file in this process alone.
+def helpers_for(path: str, *, asked: int | None = None, processes: int | None = None,
+                fork: bool = False) -> _parallel.Helpers | None:
+  """The helper processes :func:`evaluate_file` (same ``asked``, ``processes``, ``fork``) will
+  want for the run file ``path``, started now: their interpreters start while this process
+  reads the qrels. None when it will read the file in this process alone, or fork its helpers
+  when it needs them.
 
   Example:
     >>> from jaxrank._trec import plan
@@ -293,7 +296,9 @@ def helpers_for(path: str, *, asked: int | None = None,
     True
   """
   count = _reading(path, asked, processes)[2]
-  return _parallel.Helpers(count - 1) if count > 1 else None
+  if count < 2 or fork and _parallel.can_fork():
+    return None
+  return _parallel.Helpers(count - 1)
 
 
 def _reading(path: str, asked: int | None,

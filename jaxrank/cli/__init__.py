@@ -497,16 +497,19 @@ def evaluate_command(args: argparse.Namespace) -> str:
     _say("jaxrank: note: all_trec without the trec_eval measures jaxrank does not "
          f"compute: {', '.join(_trec.UNSUPPORTED)}\n")
   progress = _Progress()
+  fork = is_command()  # helpers forked: the command's process is its own (not a program's)
 
   def evaluate(path: str, helpers: _parallel.Helpers | None) -> _run.Result:
     return _plan.evaluate_file(
         requests, names, qrels, path, asked=args.chunk_lines, note=progress.note,
         progress=progress, where="`jaxrank evaluate`", ties=args.ties, float32=args.float32,
         max_docs=args.max_docs, complete=args.complete, threshold=args.level,
-        sources=(path, args.qrels), processes=args.processes, helpers=helpers)
+        sources=(path, args.qrels), processes=args.processes, helpers=helpers, fork=fork)
 
-  # The first run's helper processes start now, while the qrels are read.
-  helpers = _plan.helpers_for(args.runs[0], asked=args.chunk_lines, processes=args.processes)
+  # The first run's helper processes start now, while the qrels are read (unless forked when
+  # needed).
+  helpers = _plan.helpers_for(args.runs[0], asked=args.chunk_lines, processes=args.processes,
+                              fork=fork)
   try:
     progress.note(f"reading {args.qrels}")
     qrels = io.read_qrels(args.qrels)

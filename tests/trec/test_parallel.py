@@ -70,10 +70,12 @@ def test_processes_print_what_one_process_prints(tmp_path, capsys, monkeypatch, 
 
 
 def test_the_command_and_its_helpers_say_nothing_more(tmp_path):
-  """The command in its own process: its helpers' standard error stays empty (no warning, no
-  shutdown message), and they are gone when it ends."""
+  """The command in its own process (its helpers forked, where it can): its helpers' standard
+  error stays empty (no warning, no shutdown message, even with warnings made errors), and they
+  are gone when it ends."""
   qrels, run = random_files(tmp_path, 4)
-  outs = [subprocess.run([sys.executable, "-m", "jaxrank", "evaluate", "-q", "--chunk-lines",
+  outs = [subprocess.run([sys.executable, "-W", "error", "-m", "jaxrank", "evaluate", "-q",
+                          "--chunk-lines",
                           "30", "--processes", str(n), str(qrels), str(run)],
                          capture_output=True, text=True, timeout=120) for n in (1, 3)]
   assert [(o.returncode, o.stderr) for o in outs] == [(0, "")] * 2
@@ -114,6 +116,54 @@ def test_what_stops_a_part_sends_the_run_to_one_process(tmp_path, capsys, monkey
   ends = _watching(monkeypatch)
   assert run_cli(capsys, "--processes", 4, *args) == one
   assert len(ends) == 1 and why in ends[0], ends
+
+
+# The command forks its helpers (a fork shares its job: nothing is pickled for it); a program
+# calling cli.main does not. JAX, which this test process imports, forbids forking it: the
+# command runs in a process of its own, which says which helpers it forked.
+FORKED = """
+import os, sys
+sys.argv[0] = sys.argv.pop(1)  # "jaxrank": the command, or "program"
+if os.environ.get("NO_FORK"):
+  def no_fork():
+    raise BlockingIOError(11, "Resource temporarily unavailable")
+  os.fork = no_fork
+from jaxrank import cli
+from jaxrank._trec import parallel
+forks = []
+real = parallel._fork
+parallel._fork = lambda job, judged, count: forks.append(count) or real(job, judged, count)
+code = cli.main(sys.argv[1:])
+print("forked", forks, "can_fork", parallel.can_fork(), "jax" in sys.modules)
+sys.exit(code)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="helpers are forked on Linux")
+def test_the_command_forks_its_helpers_and_falls_back_as_with_started_ones(tmp_path):
+  def command(*args, name="jaxrank", env=None):
+    out = subprocess.run([sys.executable, "-W", "error", "-c", FORKED, name, "evaluate",
+                          *map(str, args)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, **(env or {})})
+    text, _, forked = out.stdout.rpartition("forked ")
+    return out.returncode, text, out.stderr, forked
+
+  qrels, run = random_files(tmp_path, 9)
+  five = [*OPTIONS["five"], "-c", "--chunk-lines", 20]
+  one = command(*five, "--processes", 1, qrels, run)
+  assert one[0] == 0 and one[2] == "" and one[3] == "[] can_fork True False\n"
+  assert command(*five, "--processes", 3, qrels, run) == (*one[:3],
+                                                         "[2] can_fork True False\n")
+  assert command(*five, "--processes", 3, qrels, run, name="program") == (
+      *one[:3], "[] can_fork True False\n")  # its helpers started, not forked
+  assert command(*five, "--processes", 3, qrels, run, env={"NO_FORK": "1"}) == (
+      *one[:3], "[2] can_fork True False\n")  # no fork: this process evaluates the run
+  qrels = write(tmp_path, "qrels4", "a 0 x 1\nb 0 x 1\nc 0 x 1\nd 0 x 1\n")
+  for case, (text, _) in FALLBACKS.items():
+    run = write(tmp_path, "run4", text)
+    args = ["-q", "-m", "map", "-m", "num_ret", "--chunk-lines", 1, qrels, run]
+    alone = command("--processes", 1, *args)
+    assert command("--processes", 4, *args) == (*alone[:3], "[3] can_fork True False\n"), case
 
 
 def test_a_helper_that_cannot_start_sends_the_run_to_one_process(tmp_path, capsys, monkeypatch):
