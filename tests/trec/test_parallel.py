@@ -75,8 +75,7 @@ def test_the_command_and_its_helpers_say_nothing_more(tmp_path):
   are gone when it ends."""
   qrels, run = random_files(tmp_path, 4)
   outs = [subprocess.run([sys.executable, "-W", "error", "-m", "jaxrank", "evaluate", "-q",
-                          "--chunk-lines",
-                          "30", "--processes", str(n), str(qrels), str(run)],
+                          "--chunk-lines", "30", "--processes", str(n), str(qrels), str(run)],
                          capture_output=True, text=True, timeout=120) for n in (1, 3)]
   assert [(o.returncode, o.stderr) for o in outs] == [(0, "")] * 2
   assert outs[0].stdout == outs[1].stdout and outs[0].stdout.count("\n") > 100
