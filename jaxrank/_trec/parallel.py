@@ -173,12 +173,13 @@ def evaluate_spans(job: ChunkJob, path: str, spans: Sequence[tuple[int, int]], *
   tasks = _Tasks(spans)
   values: list[Values | None] = [None] * len(spans)
   stopped: list[BaseException] = []  # why the spans stopped early (the first one counts)
-  judged = io.Judged(job.qrels.docid_vocab)  # built once for this process's spans (and forks)
   count = min(processes, len(spans)) - 1
+  judged: io.Judged | None = None  # the qrels' lookup, built once for this process's spans
   started: list[Helper]
   if fork and can_fork():
     if helpers is not None:
       helpers.close()  # (before the forks: their pipes' ends must not live on in them)
+    judged = io.Judged(job.qrels.docid_vocab)  # before the forks, which share it
     started = _fork(job, judged, count)
   else:
     started = list((helpers if helpers is not None else Helpers()).take(count))
@@ -187,6 +188,8 @@ def evaluate_spans(job: ChunkJob, path: str, spans: Sequence[tuple[int, int]], *
   for driver in drivers:
     driver.start()
   try:
+    if judged is None:  # built while the drivers send started helpers their job
+      judged = io.Judged(job.qrels.docid_vocab)
     for i, span in tasks:
       values[i] = _span_values(job, judged, path, span, max_lines, progress)
   except (ValueError, io.NeedsFullRead) as e:
