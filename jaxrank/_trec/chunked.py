@@ -188,7 +188,7 @@ class ChunkJob:
                               "shapes": shapes,  # one kernel shape for most chunks
                               "unique_docs": self.unique_docs}
     if self.names:
-      return _irnames.evaluate_names(run, part, list(self.names), asked,
+      return _irnames.evaluate_names(run, part, self.names, asked,
                                      given=self.given, where=self.where, ties=ties,
                                      complete=complete, uncoded=uncoded, **common)
     return _run.evaluate_requests(run, part, asked, options=self.options, ties=ties,
@@ -245,7 +245,7 @@ class ChunkJob:
       self._evaluate(_queries_only(unjudged or [], tag), self.qrels, [], ties=self.ties,
                      complete=self.complete)
       raise AssertionError("jaxrank internal error: a run without judged queries evaluated")
-    return _combine(parts, self.requests, list(self.names), self.qrels, tag,
+    return _combine(parts, self.requests, self.names, self.qrels, tag,
                     self.complete, self.threshold, self.where)
 
 
