@@ -39,26 +39,30 @@ def _text(buf: np.ndarray, start: int, n: int) -> str:
 
 
 def _regular_fields(c: np.ndarray, eol: np.ndarray, nlines: int, nf: int,
-                    lo: int) -> tuple[list[np.ndarray], list[np.ndarray]] | None:
-  """Field bounds (lists of start and end arrays, one per field, in the buffer) when every line
-  of the block ``c`` (at ``lo``) is ``nf`` non-empty fields joined by single spaces with an LF
-  at its end (the common file: the caller checked that no byte below 32 but LF occurs), else
-  None."""
+                    lo: int) -> tuple[np.ndarray, np.ndarray] | None:
+  """Field bounds ``(starts, lens)``, ``[nf, nlines]`` arrays (row ``j``: field ``j``'s start in
+  the buffer and its length), when every line of the block ``c`` (at ``lo``) is ``nf``
+  non-empty fields joined by single spaces with an LF at its end (the common file: the caller
+  checked that no byte below 32 but LF occurs), else None."""
   sp: np.ndarray = np.flatnonzero(c == 32)  # then [nlines, nf - 1]
-  if not nlines or sp.size != (nf - 1) * nlines or (np.diff(sp) < 2).any():
+  if not nlines or sp.size != (nf - 1) * nlines:
     return None
-  sp = sp.reshape(nlines, nf - 1)
-  line_end = np.empty(nlines, np.int64)
-  line_end[:eol.size] = eol[:nlines]
-  line_end[eol.size:] = c.size  # a last line without LF (end of the data)
-  line_start = np.zeros(nlines, np.int64)
-  line_start[1:] = line_end[:-1] + 1
-  if not ((sp[:, 0] > line_start).all() and (sp[:, -1] + 1 < line_end).all() and
-          (c[line_start] != 35).all()):
+  # The bytes around each field, a row per field: before the first, the line's start - 1.
+  # (int32 when the buffer allows: half the bytes, and each array below a megabyte, the size
+  # from which the C allocator maps fresh pages for every block.)
+  edge = np.empty((nf + 1, nlines), np.int32 if c.size + lo < 2**31 - 1 else np.int64)
+  edge[nf, :eol.size] = eol[:nlines]
+  edge[nf, eol.size:] = c.size  # a last line without LF (end of the data)
+  edge[0, 0] = -1
+  edge[0, 1:] = edge[nf, :-1]
+  edge[1:nf] = sp.reshape(nlines, nf - 1).T
+  lens = edge[1:] - edge[:-1]
+  lens -= 1
+  if lens.min() < 1 or (c[edge[0] + 1] == 35).any():  # an empty field, a comment line
     return None
-  starts = [line_start + lo] + [sp[:, j] + (lo + 1) for j in range(nf - 1)]
-  ends = [sp[:, j] + lo for j in range(nf - 1)] + [line_end + lo]
-  return starts, ends
+  starts = edge[:-1]
+  starts += lo + 1
+  return starts, lens
 
 
 class Block:
@@ -127,7 +131,7 @@ def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: Format, name: str,
     return at, p - (int(eol[at - 1]) + 1 if at else 0) + 1
 
   if regular is not None:
-    starts, ends = regular
+    starts, lens = regular
     lines = np.arange(nlines)
   else:
     if not c.all():
@@ -152,13 +156,12 @@ def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: Format, name: str,
       errors.append((int(lines[i]), 1, f"expected {want} whitespace-separated fields, got "
                                        f"{int(count[i])}"))
       lines = lines[~bad]
-    tok = first[lines]
-    starts = [t_starts[tok + j] for j in range(need)]
-    ends = [t_ends[tok + j] for j in range(need)]
+    tok = first[lines] + np.arange(need)[:, None]  # [field, row], as _regular_fields gives
+    starts = t_starts[tok]
+    lens = t_ends[tok] - starts
 
   def number(field: int, parse: _Parse, what: str, messages: dict[int, str]) -> np.ndarray:
-    s = starts[field]
-    n = ends[field] - s
+    s, n = starts[field], lens[field]
     values, status = parse(buf, win, s, n)
     if status.any():
       i = int(np.flatnonzero(status)[0])
@@ -183,9 +186,9 @@ def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: Format, name: str,
   b.buf, b.win, b.n, b.lines, b.nlines = buf, win, lines.size, lines, int(eol.size)
   b.nbytes = hi - lo
   b.ints, b.floats = ints, floats
-  b.q_start, b.q_len = starts[0], ends[0] - starts[0]
+  b.q_start, b.q_len = starts[0], lens[0]
   b.q_hash = hash_ids(win, b.q_start, b.q_len)
-  b.d_start, b.d_len = starts[2], ends[2] - starts[2]
+  b.d_start, b.d_len = starts[2], lens[2]
   b.d_hash = hash_ids(win, b.d_start, b.d_len)
   return b
 
