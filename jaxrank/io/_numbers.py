@@ -28,9 +28,13 @@ _W_SIX = np.uint64(0x0606060606060606)
 _W_CASE = np.uint64(0x2020202020202020)  # | lower-cases ASCII letters
 _W_DOT = np.uint64(0x2E2E2E2E2E2E2E2E)
 _W_E = np.uint64(0x6565656565656565)
+_W_BYTE_NUMBER = np.uint64(0x0001020304050607)  # byte j is 7 - j
 _W_INF, _W_NAN, _W_INFINITY = (np.uint64(int.from_bytes(w, "little"))
                                for w in (b"inf", b"nan", b"infinity"))
-_ZERO_FILL = np.array([0x3030303030303030 & ((1 << (8 * m)) - 1) for m in range(9)], np.uint64)
+# For k digits in the low bytes of a word: the shift that right-aligns them, and the '0's below.
+_SHIFT_UP = np.array([8 * (8 - k) for k in range(9)], np.uint64)
+_ZERO_FILL = np.array([0x3030303030303030 & ((1 << (8 * (8 - k))) - 1) for k in range(9)],
+                      np.uint64)
 _LANES = (np.uint64(0x00FF00FF00FF00FF), np.uint64(0x0000FFFF0000FFFF), np.uint64(0xFFFFFFFF))
 
 
@@ -38,7 +42,7 @@ def _eight_digits(w: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]
   """The values of the ``k`` (0-8) ASCII digits in the low bytes of ``w`` (zeros above them),
   and whether they all are digits: right-aligned and '0'-filled, checked bytewise, then summed
   in lanes of 2, 4 and 8 digits (three multiply-adds)."""
-  x = (w << ((8 - k) * 8).astype(np.uint64)) | _ZERO_FILL[8 - k]
+  x = (w << _SHIFT_UP[k]) | _ZERO_FILL[k]
   ok = ((x & _W_F0) == _W_ZERO) & (((x + _W_SIX) & _W_F0) == _W_ZERO)
   x -= _W_ZERO
   x = (x * np.uint64(10) + (x >> np.uint64(8))) & _LANES[0]
@@ -96,11 +100,15 @@ def parse_ints(buf: np.ndarray, win: np.ndarray, starts: np.ndarray,
                 lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
   """int64 values of ``[+-]digits`` fields, and a status per field (0 ok, 1 not an integer,
   2 outside int64's range). Up to 8 unsigned digits (ranks, grades) take one 8-byte word."""
-  w = win[starts] & MASK[np.clip(lens, 0, 8)]
-  v, ok = _eight_digits(w, np.clip(lens, 0, 8))
-  ok &= (lens >= 1) & (lens <= 8)
+  n8 = np.clip(lens, 0, 8)
+  w = win[starts]
+  w &= MASK[n8]
+  v, ok = _eight_digits(w, n8)
+  ok &= (n8 >= 1) & (lens == n8)
   values = v.view(np.int64)
-  status = np.where(ok, 0, 1).astype(np.int8)
+  if ok.all():
+    return values, np.zeros(lens.size, np.int8)
+  status = (~ok).view(np.int8)
   rest = np.flatnonzero(~ok)
   if rest.size:  # signs, more digits
     s, n = starts[rest], lens[rest]
@@ -162,29 +170,43 @@ def parse_floats(buf: np.ndarray, win: np.ndarray, starts: np.ndarray,
   (:func:`_decimal_parts`); ``inf``, ``infinity`` and ``nan`` (any case) by comparing words;
   anything else (more digits, longer exponents, not a number) one by one by
   :func:`_python_float`."""
-  neg, signed = _sign(win, starts, lens)
-  s, n = starts + signed, lens - signed
-  values = np.zeros(lens.size)
-  ok = (n >= 1) & (n <= 8)
-  w = win[s] & MASK[np.clip(n, 0, 8)]
+  w = win[starts]
+  first = w & np.uint64(0xFF)
+  signed = ((first == 45) | (first == 43)) & (lens > 0)
+  if signed.any():  # a sign on some field: read the rest of each after it
+    neg = signed & (first == 45)
+    s, n = starts + signed, lens - signed
+    w = win[s]
+  else:  # (the usual file: no field is signed, one gather serves all)
+    neg, s, n = None, starts, lens
+  n8 = np.clip(n, 0, 8)
+  mask = MASK[n8]
+  w &= mask
   x = w ^ _W_DOT
-  z = (x - _W_ONES) & ~x & _W_HIGH & MASK[np.clip(n, 0, 8)]
+  z = (x - _W_ONES) & ~x & _W_HIGH & mask
   has_dot = z != 0
-  dot = np.where(has_dot, (np.frexp((z & (~z + np.uint64(1))).astype(np.float64))[1] - 8) // 8,
-                 n).astype(np.int64)
-  low = MASK[np.clip(dot, 0, 8)]
-  digits = np.where(has_dot, (w & low) | ((w >> np.uint64(8)) & ~low), w)
-  k = np.where(has_dot, n - 1, n)
-  m, good = _eight_digits(digits, np.clip(k, 0, 8))
-  ok &= good & (k >= 1)
-  nf = np.where(has_dot, n - 1 - dot, 0)
-  v = m.astype(np.float64) / _POW10_F[np.clip(nf, 0, 8)]
-  values[ok] = np.where(neg, -v, v)[ok]
+  # The first dot's byte: the lowest set bit of z is its high bit (higher ones may be false),
+  # 1 << 8 * byte after the shift; the multiply puts the byte's number in the top byte.
+  dot = (((z & (np.uint64(0) - z)) >> np.uint64(7)) * _W_BYTE_NUMBER) >> np.uint64(56)
+  dot = np.where(has_dot, dot.astype(np.int64), 8)  # (8: no byte is cut out of the word)
+  low = MASK[dot]
+  digits = (w & low) | ((w >> np.uint64(8)) & ~low)
+  k = n8 - has_dot
+  m, ok = _eight_digits(digits, k)
+  ok &= (k >= 1) & (n == n8)
+  nf = np.where(has_dot, n8 - 1 - dot, 0)
+  values = m.astype(np.float64)
+  values /= _POW10_F[nf]
+  if neg is not None:
+    np.negative(values, out=values, where=neg)
+  if ok.all():
+    return values, np.zeros(lens.size, np.int8)
   status = np.zeros(lens.size, np.int8)
   rest = np.flatnonzero(~ok)
-  if rest.size:
-    values[rest], status[rest] = _decimal_parts(buf, win, starts[rest], lens[rest], neg[rest],
-                                                s[rest], n[rest])
+  if neg is None:
+    neg = np.zeros(lens.size, bool)
+  values[rest], status[rest] = _decimal_parts(buf, win, starts[rest], lens[rest], neg[rest],
+                                              s[rest], n[rest])
   return values, status
 
 
