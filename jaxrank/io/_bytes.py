@@ -68,12 +68,28 @@ def hash_ids(win: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarra
   of its further words' mixes (each mixed with its position), computed in one flat pass over
   those words (:func:`flat_words`), so the time is linear in the bytes whatever the longest
   id. Equal hashes of ids longer than 8 bytes are checked byte by byte (:func:`check_equal`)."""
-  h: np.ndarray = win[starts] & MASK[np.minimum(lens, 8)]
+  h: np.ndarray = win[starts]
+  h &= MASK[np.minimum(lens, 8)]
   rest = np.flatnonzero(lens > 8)
-  h[rest] ^= lens[rest].astype(np.uint64) * _K0
+  whole = rest.size == lens.size  # every id longer than 8 bytes: whole arrays, not rows
+  if whole:
+    h ^= lens.astype(np.uint64) * _K0
+  else:
+    h[rest] ^= lens[rest].astype(np.uint64) * _K0
   h *= K1
   h ^= h >> _S29
   j = 8
+  while whole and j < LONG:  # (ids of equal lengths, the usual file, stay here)
+    left = lens - j
+    x = win[starts + j]
+    x &= MASK[np.minimum(left, 8)]
+    h ^= x
+    h *= K1
+    h ^= h >> _S29
+    longer = left > 8
+    j += 8
+    if not longer.all():
+      rest, whole = np.flatnonzero(longer), False
   while rest.size and j < LONG:
     left = lens[rest] - j
     x = h[rest] ^ (win[starts[rest] + j] & MASK[np.minimum(left, 8)])
