@@ -24,17 +24,23 @@ error (a bug) is raised, with its traceback.
 
 A helper reads span after span (pickles) on a pipe from this process and writes each span's
 values (a pickle) on a pipe back, pipes between this process and its child that no one else can
-write to; it ends when this process does. The command forks its helpers (:func:`can_fork`): a
-fork has this process's imports, qrels and lookup already, and starts its first span at once.
-Elsewhere a helper is ``python -P`` running :func:`serve`, importing jaxrank from where this
-process did and given its job (the qrels and measures, pickled) first; these can be started
-ahead (:class:`Helpers`), while this process reads the qrels."""
+write to; it ends when this process does. The command forks its helpers (:func:`can_fork`),
+with this process's imports. For its first run it forks them before it reads the qrels
+(:meth:`Helpers.forked`): each splits the blocks of a span set aside for it
+(:class:`jaxrank.io.SplitAhead`, which needs no qrels) on the core the qrels reading leaves
+idle, until its job (the qrels and measures, pickled) comes, then evaluates that span from
+there. For its other runs a fork has the job and lookup already. Elsewhere a helper is
+``python -P`` running :func:`serve`, importing jaxrank from where this process did and given
+its job first; these are started ahead too (:class:`Helpers`), while this process reads the
+qrels."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import pickle
+import select
 import signal
 import subprocess
 import sys
@@ -100,20 +106,42 @@ def span_cuts(size: int, processes: int) -> list[int]:
 
 
 class Helpers:
-  """Helper processes started ahead: their interpreters start while this one reads the qrels.
-  :meth:`take` hands them out (starting more if needed); :meth:`close` lets the others end."""
+  """Helper processes made ahead, while this process reads the qrels: started interpreters,
+  or (:meth:`forked`) forks splitting their first spans already. :meth:`take` hands them out
+  (starting more if needed); :meth:`close` lets the others end."""
 
   def __init__(self, count: int = 0) -> None:
-    self.waiting: list[subprocess.Popen] = []
+    self.waiting: list[Helper] = []
+    self.spans: list[tuple[int, int]] | None = None  # the spans of forks made ahead
     try:
       self.waiting += [_spawn() for _ in range(count)]
     except Fallback:  # none could start: evaluate_spans will find out, and say so
       pass
 
-  def take(self, count: int) -> list[subprocess.Popen]:
+  @classmethod
+  def forked(cls, path: str, spans: Sequence[tuple[int, int]], count: int) -> Helpers:
+    """``count`` helpers forked from this process (it must :func:`can_fork`) for the run file
+    ``path`` cut into ``spans``, for spans 1, 2, ..., ``count``: each splits its span
+    (:class:`jaxrank.io.SplitAhead`) until its job comes, then evaluates it first. If one
+    cannot be forked, :meth:`take` raises :class:`Fallback`."""
+    helpers = cls()
+    helpers.spans = list(spans)
+    forked: list[_Forked] = []
+    try:
+      for i in range(1, count + 1):
+        forked.append(_Forked(functools.partial(_serve_ahead, path, spans[i]), forked,
+                              first=i))
+    except OSError:
+      pass  # fewer helpers: take() says so
+    helpers.waiting += forked
+    return helpers
+
+  def take(self, count: int) -> list[Helper]:
     taken, self.waiting = self.waiting[:count], self.waiting[count:]
     try:
       while len(taken) < count:
+        if self.spans is not None:
+          raise Fallback("a helper process could not be forked")
         taken.append(_spawn())
     except Fallback:
       for helper in taken:
@@ -170,19 +198,23 @@ def evaluate_spans(job: ChunkJob, path: str, spans: Sequence[tuple[int, int]], *
     >>> res.qids, res.per_query["map"].tolist(), res.summary
     (['a', 'b', 'c'], [0.5, 0.0, 1.0], {'runid': 'u', 'map': 0.5})
   """
-  tasks = _Tasks(spans)
   values: list[Values | None] = [None] * len(spans)
   stopped: list[BaseException] = []  # why the spans stopped early (the first one counts)
   count = min(processes, len(spans)) - 1
   judged: io.Judged | None = None  # the qrels' lookup, built once for this process's spans
   started: list[Helper]
-  if fork and can_fork():
+  if helpers is not None and helpers.spans is not None:  # forked ahead, for these spans
+    if helpers.spans != list(spans):
+      raise ValueError("helpers forked for other spans")
+    started = helpers.take(count)
+  elif fork and can_fork():
     if helpers is not None:
       helpers.close()  # (before the forks: their pipes' ends must not live on in them)
     judged = io.Judged(job.qrels.docid_vocab)  # before the forks, which share it
     started = _fork(job, judged, count)
   else:
     started = list((helpers if helpers is not None else Helpers()).take(count))
+  tasks = _Tasks(spans, [h.first for h in started if isinstance(h, _Forked) and h.first])
   drivers = [threading.Thread(target=_drive, args=(h, job, path, max_lines, tasks, values,
                                                    stopped), daemon=True) for h in started]
   for driver in drivers:
@@ -190,15 +222,15 @@ def evaluate_spans(job: ChunkJob, path: str, spans: Sequence[tuple[int, int]], *
   try:
     if judged is None:  # built while the drivers send started helpers their job
       judged = io.Judged(job.qrels.docid_vocab)
-    for i, span in tasks:
+    for i, span in tasks.take():
       values[i] = _span_values(job, judged, path, span, max_lines, progress)
   except (ValueError, io.NeedsFullRead) as e:
     stopped.append(Fallback(str(e)))
   except BaseException as e:
     stopped.append(e)
   finally:
-    tasks.stop()
-    if stopped:  # no helper's values are wanted now: end them
+    if stopped:  # no helper's values are wanted now: end them (a helper's reserved span too)
+      tasks.stop()
       for helper in started:
         helper.kill()
     for driver in drivers:
@@ -214,31 +246,40 @@ def evaluate_spans(job: ChunkJob, path: str, spans: Sequence[tuple[int, int]], *
 
 
 def _span_values(job: ChunkJob, judged: io.Judged, path: str, span: tuple[int, int],
-                 max_lines: int, progress: Callable[[int], None] | None = None) -> Values:
+                 max_lines: int, progress: Callable[[int], None] | None = None,
+                 ahead: io.SplitAhead | None = None) -> Values:
   """The values of one span of the run file, read in this process without a reading thread
-  (the processes share the cores); ``judged``: the qrels' lookup, built once per process."""
+  (the processes share the cores); ``judged``: the qrels' lookup, built once per process;
+  ``ahead``: the span's first blocks, split already."""
   return job.values(io.iter_judged_run_chunks(path, job.qrels, max_lines=max_lines, span=span,
-                                              threaded=False, judged=judged), progress)
+                                              threaded=False, judged=judged, ahead=ahead),
+                    progress)
 
 
 class _Tasks:
-  """The spans not taken yet, handed out in file order to whoever asks (under a lock)."""
+  """The spans not taken yet, handed out in file order to whoever asks (under a lock); the
+  ``reserved`` ones only to the helper that splits it ahead, first."""
 
-  def __init__(self, spans: Sequence[tuple[int, int]]) -> None:
-    self.spans, self.next, self.lock = list(spans), 0, threading.Lock()
+  def __init__(self, spans: Sequence[tuple[int, int]], reserved: Sequence[int] = ()) -> None:
+    self.spans, self.lock, self.stopped = list(spans), threading.Lock(), False
+    self.left = [i for i in range(len(self.spans)) if i not in set(reserved)]
+    self.next = 0
 
-  def __iter__(self) -> Iterator[tuple[int, tuple[int, int]]]:
+  def take(self, first: int | None = None) -> Iterator[tuple[int, tuple[int, int]]]:
+    """Spans for one process: ``first`` (its reserved span), then the next ones left."""
+    if first is not None and not self.stopped:
+      yield first, self.spans[first]
     while True:
       with self.lock:
-        i = self.next
-        if i >= len(self.spans):
+        if self.next >= len(self.left):
           return
+        i = self.left[self.next]
         self.next += 1
       yield i, self.spans[i]
 
   def stop(self) -> None:
     with self.lock:
-      self.next = len(self.spans)
+      self.next, self.stopped = len(self.left), True
 
 
 def _drive(helper: Helper, job: ChunkJob, path: str, max_lines: int, tasks: _Tasks,
@@ -246,10 +287,11 @@ def _drive(helper: Helper, job: ChunkJob, path: str, max_lines: int, tasks: _Tas
   """A thread of this process giving ``helper`` the job, then span after span, and keeping
   the values it sends back; what stops it goes to ``stopped`` (and stops the others)."""
   assert helper.stdin is not None  # made with stdin=PIPE
+  first = helper.first if isinstance(helper, _Forked) else None
   try:
-    if not isinstance(helper, _Forked):  # (a fork has it)
+    if first is not None or not isinstance(helper, _Forked):  # (a fork with its job has it)
       _send(helper.stdin, job)  # its arrays' bytes go straight to the pipe
-    for i, span in tasks:
+    for i, span in tasks.take(first):
       _send(helper.stdin, (path, span, max_lines))
       values[i] = _receive(helper)
   except BaseException as e:
@@ -319,10 +361,12 @@ def serve(*, watch: bool = True) -> None:
     os._exit(0)  # done: no interpreter shutdown to wait for (the watching thread sleeps on)
 
 
-def _serve_spans(job: ChunkJob, judged: io.Judged, tasks: IO[bytes], replies: IO[bytes]) -> None:
+def _serve_spans(job: ChunkJob, judged: io.Judged, tasks: IO[bytes], replies: IO[bytes],
+                 ahead: io.SplitAhead | None = None) -> None:
   """A helper's loop: spans ``(path, (start, stop), max_lines)`` read from ``tasks`` until
   ``None`` or the end; for each, ``("values", Values)``, ``("fallback", why)`` or ``("error",
-  traceback)`` written to ``replies``."""
+  traceback)`` written to ``replies``. ``ahead``: the first span's first blocks, split
+  already."""
   while True:
     try:
       task = pickle.load(tasks)
@@ -331,8 +375,11 @@ def _serve_spans(job: ChunkJob, judged: io.Judged, tasks: IO[bytes], replies: IO
     if task is None:
       return
     path, span, max_lines = task
+    use, ahead = (ahead if ahead is not None and (ahead.path, ahead.span) == (path, span)
+                  else None), None
     try:
-      reply: tuple[str, Any] = ("values", _span_values(job, judged, path, span, max_lines))
+      reply: tuple[str, Any] = ("values", _span_values(job, judged, path, span, max_lines,
+                                                       ahead=use))
     except (ValueError, io.NeedsFullRead) as e:
       reply = ("fallback", str(e))
     except BaseException:  # handed to the parent, which raises it
@@ -344,16 +391,19 @@ def _serve_spans(job: ChunkJob, judged: io.Judged, tasks: IO[bytes], replies: IO
 
 
 class _Forked:
-  """A helper forked from this process, with its job and lookup (:func:`_serve_spans` on a
-  pair of pipes); ``stdin``, ``stdout``, ``wait`` and ``kill`` as a :class:`subprocess.Popen`'s.
-  ``others``: the helpers forked before it, whose pipes' ends it closes (it would hold their
-  input open)."""
+  """A helper forked from this process, running ``serve(tasks, replies)`` on a pair of pipes
+  (:func:`_serve_spans` with this process's job and lookup, or :func:`_serve_ahead`, which is
+  sent its job and whose first span is ``first``); ``stdin``, ``stdout``, ``wait`` and ``kill``
+  as a :class:`subprocess.Popen`'s. ``others``: the helpers forked before it, whose pipes' ends
+  it closes (it would hold their input open)."""
 
   stdin: IO[bytes]
   stdout: IO[bytes]
   returncode: int | None
 
-  def __init__(self, job: ChunkJob, judged: io.Judged, others: Sequence[_Forked]) -> None:
+  def __init__(self, serve: Callable[[IO[bytes], IO[bytes]], None], others: Sequence[_Forked],
+               *, first: int | None = None) -> None:
+    self.first = first
     tasks_r, tasks_w = os.pipe()
     replies_r, replies_w = os.pipe()
     parent = os.getpid()
@@ -376,7 +426,7 @@ class _Forked:
           os.close(fd)
         threading.Thread(target=_end_with, args=(parent,), daemon=True).start()
         with os.fdopen(tasks_r, "rb") as tasks, os.fdopen(replies_w, "wb") as replies:
-          _serve_spans(job, judged, tasks, replies)
+          serve(tasks, replies)
         status = 0
       finally:
         os._exit(status)
@@ -404,12 +454,34 @@ def _fork(job: ChunkJob, judged: io.Judged, count: int) -> list[Helper]:
   forked: list[_Forked] = []
   try:
     while len(forked) < count:
-      forked.append(_Forked(job, judged, forked))
+      forked.append(_Forked(functools.partial(_serve_spans, job, judged), forked))
   except OSError as e:
     for helper in forked:
       _end(helper)
     raise Fallback(f"a helper process could not start ({e})") from None
   return list(forked)
+
+
+AHEAD_BLOCKS = 16  # blocks a helper forked ahead splits while it waits for its job (~16 MB)
+
+
+def _serve_ahead(path: str, span: tuple[int, int], tasks: IO[bytes], replies: IO[bytes]) -> None:
+  """A helper forked before the qrels are read: splits the span ``span`` of the run file
+  ``path`` (:class:`jaxrank.io.SplitAhead`, up to :data:`AHEAD_BLOCKS` blocks) until its job
+  comes on ``tasks``, then serves spans as :func:`_serve_spans`, that one first. Ends quietly
+  if its input ends first (the command stopped before)."""
+  ahead = io.SplitAhead(path, span)
+  try:
+    while (len(ahead.ready) < AHEAD_BLOCKS and not select.select([tasks], [], [], 0)[0]
+           and ahead.step()):
+      pass
+    try:
+      job: ChunkJob = pickle.load(tasks)
+    except EOFError:
+      return
+    _serve_spans(job, io.Judged(job.qrels.docid_vocab), tasks, replies, ahead)
+  finally:
+    ahead.close()
 
 
 def _end_with(parent: int) -> None:

@@ -248,7 +248,10 @@ def evaluate_file(requests: Sequence[Request], names: Sequence[str], qrels: io.Q
     0.5
   """
   size, chunks, count = _reading(path, asked, processes)
-  spans = io.query_spans(path, _parallel.span_cuts(size, count)) if count > 1 else []
+  if helpers is not None and helpers.spans is not None:  # forked ahead: these spans
+    spans = helpers.spans
+  else:
+    spans = io.query_spans(path, _parallel.span_cuts(size, count)) if count > 1 else []
 
   def spread(job: _chunked.ChunkJob, lines: int) -> Result:
     note(f"evaluating {path} in {count} processes")
@@ -286,18 +289,24 @@ def evaluate_file(requests: Sequence[Request], names: Sequence[str], qrels: io.Q
 def helpers_for(path: str, *, asked: int | None = None, processes: int | None = None,
                 fork: bool = False) -> _parallel.Helpers | None:
   """The helper processes :func:`evaluate_file` (same ``asked``, ``processes``, ``fork``) will
-  want for the run file ``path``, started now: their interpreters start while this process
-  reads the qrels. None when it will read the file in this process alone, or fork its helpers
-  when it needs them.
+  want for the run file ``path``, made now, while this process reads the qrels: forked if
+  ``fork`` where :func:`jaxrank._trec.parallel.can_fork` (each splits its first span of the
+  file meanwhile), else started (their interpreters start meanwhile). None when it will read
+  the file in this process alone.
 
   Example:
     >>> from jaxrank._trec import plan
     >>> plan.helpers_for("-") is None  # standard input is read here
     True
   """
-  count = _reading(path, asked, processes)[2]
-  if count < 2 or fork and _parallel.can_fork():
+  size, _, count = _reading(path, asked, processes)
+  if count < 2:
     return None
+  if fork and _parallel.can_fork():
+    spans = io.query_spans(path, _parallel.span_cuts(size, count))
+    if len(spans) < 2:
+      return None
+    return _parallel.Helpers.forked(path, spans, min(count, len(spans)) - 1)
   return _parallel.Helpers(count - 1)
 
 

@@ -77,6 +77,7 @@ from jaxrank.io._writer import write_run
 # where tests/ and bench/ import them from; these lines go once jaxrank's packages do too.
 # (`name as name`: an explicit re-export, for type checkers.)
 from jaxrank.io._chunks import iter_judged_run_chunks as iter_judged_run_chunks
+from jaxrank.io._chunks import SplitAhead as SplitAhead
 from jaxrank.io._chunks import query_spans as query_spans
 from jaxrank.io._judged import Judged as Judged
 from jaxrank.io._judged import NeedsFullRead as NeedsFullRead

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import BinaryIO
 
 import numpy as np
 
 from jaxrank.io._columns import Qrels, Run
 from jaxrank.io._errors import ScatteredQueryError
-from jaxrank.io._files import GZIP_MAGIC, Input, PathLike, Span, open_input
+from jaxrank.io._files import GZIP_MAGIC, PathLike, Span, open_input
 from jaxrank.io._judged import Judged, JudgedBuilder
 from jaxrank.io._reader import Builder
-from jaxrank.io._split import RUN, split_blocks
+from jaxrank.io._split import RUN, Block, split_blocks
 
 
 def iter_run_chunks(path: PathLike | bytes, *, max_lines: int = 1_000_000,
@@ -51,12 +51,13 @@ with io.read_run or `jaxrank evaluate --chunk-lines 0`)
       max_lines < 1):
     raise ValueError(f"max_lines must be a positive integer, got {max_lines!r}")
   f, name, close = open_input(path, name)
-  return _chunks(f, name, close, int(max_lines))
+  return _chunks(split_blocks(f, name, RUN, threaded=True), name, close, int(max_lines))
 
 
 def iter_judged_run_chunks(path: PathLike | bytes, qrels: Qrels, *,
                            max_lines: int = 1_000_000, span: tuple[int, int] | None = None,
-                           threaded: bool = True, judged: Judged | None = None) -> Iterator[Run]:
+                           threaded: bool = True, judged: Judged | None = None,
+                           ahead: SplitAhead | None = None) -> Iterator[Run]:
   """Internal API (``jaxrank evaluate``'s reader for large runs): :func:`iter_run_chunks`
   that codes only the documents trec_eval's measures can tell apart.
 
@@ -77,7 +78,9 @@ def iter_judged_run_chunks(path: PathLike | bytes, qrels: Qrels, *,
   ``span``: only bytes ``start:stop`` of the file ``path`` (a part from :func:`query_spans`;
   its line numbers in errors count from ``start``); ``threaded``: split the blocks in a second
   thread (as :func:`split_blocks`; off where processes share the cores); ``judged``:
-  ``Judged(qrels.docid_vocab)`` if built already (a process reading several spans).
+  ``Judged(qrels.docid_vocab)`` if built already (a process reading several spans); ``ahead``:
+  the span's first blocks, split already (:class:`SplitAhead` of this ``path`` and ``span``,
+  read on from where it stopped, no reading thread; closed here).
 
   Example:
     >>> from jaxrank import io
@@ -91,12 +94,76 @@ def iter_judged_run_chunks(path: PathLike | bytes, qrels: Qrels, *,
   judged = judged or Judged(qrels.docid_vocab)
   if span is None:
     f, name, close = open_input(path, None)
-    return _chunks(f, name, close, int(max_lines), judged, threaded=threaded)
+    return _chunks(split_blocks(f, name, RUN, threaded=threaded), name, close, int(max_lines),
+                   judged)
   if isinstance(path, bytes):
     raise TypeError("span needs a file path, got bytes")
+  if ahead is not None:
+    if (ahead.path, ahead.span) != (os.fspath(path), tuple(span)):
+      raise ValueError(f"ahead splits {ahead.path} {ahead.span}, not {path} {span}")
+    return _chunks(ahead.blocks(), ahead.path, ahead.close, int(max_lines), judged)
   whole = open(path, "rb")  # closed by _chunks
-  return _chunks(Span(whole, *span), os.fspath(path), whole.close, int(max_lines), judged,
-                 threaded=threaded, bom=span[0] == 0)
+  return _chunks(split_blocks(Span(whole, *span), os.fspath(path), RUN, threaded=threaded,
+                              bom=span[0] == 0), os.fspath(path), whole.close, int(max_lines),
+                 judged)
+
+
+class SplitAhead:
+  """Internal API: the first blocks of the span ``span`` of the run file ``path``, split
+  before the qrels that code them are known (a helper process splits them while the command
+  reads the qrels); :func:`iter_judged_run_chunks` given it as ``ahead`` reads on from where
+  it stopped. An error in the file is kept until the reading gets there.
+
+  Example:
+    >>> import os, tempfile
+    >>> from jaxrank import io
+    >>> from jaxrank.io._chunks import SplitAhead, iter_judged_run_chunks
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
+    >>> with open(path, "wb") as f:
+    ...   _ = f.write(b"q Q0 a 1 3 t\\nq Q0 b 2 2 t\\nr Q0 d 1 1 t\\n")
+    >>> ahead = SplitAhead(path, (0, 39))
+    >>> ahead.step(), ahead.step(), len(ahead.ready)  # one block: the whole span
+    (True, False, 1)
+    >>> qrels = io.read_qrels(b"q 0 b 1\\n")
+    >>> [len(r) for r in iter_judged_run_chunks(path, qrels, span=(0, 39), ahead=ahead)]
+    [3]
+  """
+
+  def __init__(self, path: PathLike, span: tuple[int, int]) -> None:
+    self.path, self.span = os.fspath(path), (int(span[0]), int(span[1]))
+    self.ready: list[tuple[Block, int]] = []  # blocks split, with the lines before each
+    self._file = open(self.path, "rb")
+    self._rest = split_blocks(Span(self._file, *self.span), self.path, RUN, threaded=False,
+                              bom=self.span[0] == 0)
+    self._error: Exception | None = None
+    self._done = False
+
+  def step(self) -> bool:
+    """Splits the next block; False once none is left (the span's end, or an error)."""
+    if self._done:
+      return False
+    try:
+      block, line = next(self._rest)
+    except StopIteration:
+      self._done = True
+      return False
+    except Exception as e:  # a bad line, a read error: raised where the reading meets it
+      self._error, self._done = e, True
+      return False
+    self.ready.append((block.own(), line))
+    return True
+
+  def blocks(self) -> Generator[tuple[Block, int], None, None]:
+    """The span's blocks: those split ahead (let go of as they are passed on), then the rest."""
+    while self.ready:
+      yield self.ready.pop(0)
+    if self._error is not None:
+      raise self._error
+    yield from self._rest
+
+  def close(self) -> None:
+    self._rest.close()
+    self._file.close()
 
 
 def query_spans(path: PathLike, cuts: Sequence[int]) -> list[tuple[int, int]]:
@@ -152,9 +219,11 @@ def _query_change(f: BinaryIO, pos: int, limit: int) -> int | None:
     step *= 2
 
 
-def _chunks(f: Input | Span, name: str, close: Callable[[], None] | None, max_lines: int,
-            judged: Judged | None = None, *, threaded: bool = True,
-            bom: bool = True) -> Iterator[Run]:
+def _chunks(blocks: Generator[tuple[Block, int], None, None], name: str,
+            close: Callable[[], None] | None, max_lines: int,
+            judged: Judged | None = None) -> Iterator[Run]:
+  """Runs of whole queries from ``blocks`` (:func:`split_blocks`' or :meth:`SplitAhead.blocks`;
+  closed here, and ``close`` called, when the reading ends)."""
   def builder_for() -> Builder:
     if judged is None:
       return Builder(RUN, max_lines + 1024, lines=True)
@@ -182,9 +251,7 @@ def _chunks(f: Input | Span, name: str, close: Callable[[], None] | None, max_li
     if close is not None:
       stack.callback(close)
     builder, hint = builder_for(), max_lines
-    blocks = stack.enter_context(contextlib.closing(split_blocks(f, name, RUN,
-                                                                 threaded=threaded, bom=bom)))
-    for b, line in blocks:
+    for b, line in stack.enter_context(contextlib.closing(blocks)):
       pos = 0
       while pos < b.n:
         if len(builder) < max_lines:  # fill up to max_lines

@@ -8,7 +8,7 @@ from collections.abc import Callable, Generator, Iterator
 
 import numpy as np
 
-from jaxrank.io._bytes import ERRORS, hash_ids, windows
+from jaxrank.io._bytes import ERRORS, PAD, hash_ids, windows
 from jaxrank.io._errors import INT64_RANGE, TrecFormatError
 from jaxrank.io._files import Input, Span, blocks, line_ends
 from jaxrank.io._numbers import parse_floats, parse_ints, pythonic
@@ -71,7 +71,7 @@ class Block:
   number of line ends in the block."""
 
   __slots__ = ("buf", "win", "n", "lines", "q_start", "q_len", "q_hash", "d_start", "d_len",
-               "d_hash", "ints", "floats", "nlines", "nbytes")
+               "d_hash", "ints", "floats", "nlines", "nbytes", "end")
   buf: np.ndarray  # the padded buffer
   win: np.ndarray  # its 8-byte windows
   n: int  # data rows
@@ -86,6 +86,17 @@ class Block:
   floats: np.ndarray | None  # the score (None for qrels)
   nlines: int  # line ends in the block
   nbytes: int
+  end: int  # where its lines end in the buffer
+
+  def own(self) -> Block:
+    """This block, holding a copy of its bytes and its own small arrays: it stays valid while
+    the reader reuses its buffer for the next blocks."""
+    self.buf = self.buf[:self.end + PAD].copy()
+    self.win = windows(self.buf)
+    # (views of the [field, row] arrays of every field: copies free the others)
+    self.q_start, self.q_len = self.q_start.copy(), self.q_len.copy()
+    self.d_start, self.d_len = self.d_start.copy(), self.d_len.copy()
+    return self
 
   def tag(self, row: int) -> str:
     """The run tag (6th field) of row ``row``'s line, read from the end of its document id
@@ -184,7 +195,7 @@ def _split_block(buf: np.ndarray, lo: int, hi: int, fmt: Format, name: str,
     raise TrecFormatError(f"{name}:{line0 + at + 1}: {message}")
   b = Block()
   b.buf, b.win, b.n, b.lines, b.nlines = buf, win, lines.size, lines, int(eol.size)
-  b.nbytes = hi - lo
+  b.nbytes, b.end = hi - lo, hi
   b.ints, b.floats = ints, floats
   b.q_start, b.q_len = starts[0], lens[0]
   b.q_hash = hash_ids(win, b.q_start, b.q_len)

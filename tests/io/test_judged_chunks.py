@@ -127,6 +127,43 @@ def test_uncoded_documents_are_unjudged_and_tie_with_nothing(tmp_path, monkeypat
   assert rows == len(full) and 0 < uncoded_rows < rows
 
 
+def _chunk_rows(chunks) -> list:
+  return [(c.qid_vocab.tolist(), c.qid_codes.tolist(), c.docid_vocab.tolist(),
+           c.docid_codes.tolist(), c.score.tolist(), c.tag) for c in chunks]
+
+
+@pytest.mark.parametrize("steps", [0, 1, 3, 1000])
+def test_a_span_split_ahead_reads_as_the_span(tmp_path, monkeypatch, steps):
+  """io.SplitAhead: a helper splits its span's first blocks before the qrels are known; the
+  chunks read on from them are those of the span read at once, and a bad line among the
+  blocks split ahead is raised when the reading gets there, as it would be then."""
+  monkeypatch.setattr(_files, "BLOCK", 300)  # many blocks; queries cross them
+  qrels_path, run_path = random_files(tmp_path, 13)
+  qrels, size = io.read_qrels(qrels_path), run_path.stat().st_size
+  for span in io.query_spans(run_path, [size // 5, size // 2]):
+    alone = _chunk_rows(iter_judged_run_chunks(run_path, qrels, max_lines=40, span=span))
+    ahead = io.SplitAhead(run_path, span)
+    done = [ahead.step() for _ in range(steps)]
+    assert done == [True] * min(steps, len(ahead.ready)) + [False] * (steps - len(ahead.ready))
+    assert _chunk_rows(iter_judged_run_chunks(run_path, qrels, max_lines=40, span=span,
+                                              ahead=ahead)) == alone
+  lines = run_path.read_text().splitlines(keepends=True)
+  fields = lines[60].split()
+  lines[60] = " ".join(fields[:4] + ["1e"] + fields[5:]) + "\n"  # a bad score
+  (tmp_path / "bad").write_text("".join(lines))
+  span = (0, (tmp_path / "bad").stat().st_size)
+  with pytest.raises(io.TrecFormatError) as alone:
+    list(iter_judged_run_chunks(tmp_path / "bad", qrels, max_lines=40, span=span))
+  ahead = io.SplitAhead(tmp_path / "bad", span)
+  while ahead.step():  # (the error waits)
+    pass
+  with pytest.raises(io.TrecFormatError) as split_ahead:
+    list(iter_judged_run_chunks(tmp_path / "bad", qrels, max_lines=40, span=span, ahead=ahead))
+  assert str(split_ahead.value) == str(alone.value) and ":61: " in str(alone.value)
+  with pytest.raises(ValueError, match="ahead splits"):
+    iter_judged_run_chunks(run_path, qrels, span=(0, 10), ahead=io.SplitAhead(run_path, span))
+
+
 def test_what_the_judged_reader_leaves_to_the_full_readers(tmp_path, capsys, monkeypatch,
                                                            small_blocks, readers):
   qrels = io.read_qrels(b"a 0 x 1\nb 0 y 1\n")

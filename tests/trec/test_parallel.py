@@ -20,6 +20,7 @@ from jaxrank._trec import chunked as _chunked
 from jaxrank._trec import parallel as _parallel
 from jaxrank._trec import plan
 from jaxrank._trec import table as _trec
+from jaxrank.io import _files as io_files
 
 from cli_runs import run_cli, write
 from trec_runs import random_files
@@ -117,9 +118,10 @@ def test_what_stops_a_part_sends_the_run_to_one_process(tmp_path, capsys, monkey
   assert len(ends) == 1 and why in ends[0], ends
 
 
-# The command forks its helpers (a fork shares its job: nothing is pickled for it); a program
-# calling cli.main does not. JAX, which this test process imports, forbids forking it: the
-# command runs in a process of its own, which says which helpers it forked.
+# The command forks its helpers: for its first run before it reads the qrels (each splits its
+# first span meanwhile, then is sent its job), for the others with their job; a program calling
+# cli.main does not fork. JAX, which this test process imports, forbids forking it: the command
+# runs in a process of its own, which says which helpers it forked.
 FORKED = """
 import os, sys
 sys.argv[0] = sys.argv.pop(1)  # "jaxrank": the command, or "program"
@@ -130,8 +132,11 @@ if os.environ.get("NO_FORK"):
 from jaxrank import cli
 from jaxrank._trec import parallel
 forks = []
-real = parallel._fork
-parallel._fork = lambda job, judged, count: forks.append(count) or real(job, judged, count)
+init = parallel._Forked.__init__
+def counted(self, serve, others, *, first=None):
+  init(self, serve, others, first=first)
+  forks.append("ahead" if first is not None else "job")
+parallel._Forked.__init__ = counted
 code = cli.main(sys.argv[1:])
 print("forked", forks, "can_fork", parallel.can_fork(), "jax" in sys.modules)
 sys.exit(code)
@@ -151,18 +156,25 @@ def test_the_command_forks_its_helpers_and_falls_back_as_with_started_ones(tmp_p
   five = [*OPTIONS["five"], "-c", "--chunk-lines", 20]
   one = command(*five, "--processes", 1, qrels, run)
   assert one[0] == 0 and one[2] == "" and one[3] == "[] can_fork True False\n"
-  assert command(*five, "--processes", 3, qrels, run) == (*one[:3],
-                                                         "[2] can_fork True False\n")
+  assert command(*five, "--processes", 3, qrels, run) == (
+      *one[:3], "['ahead', 'ahead'] can_fork True False\n")
   assert command(*five, "--processes", 3, qrels, run, name="program") == (
       *one[:3], "[] can_fork True False\n")  # its helpers started, not forked
   assert command(*five, "--processes", 3, qrels, run, env={"NO_FORK": "1"}) == (
-      *one[:3], "[2] can_fork True False\n")  # no fork: this process evaluates the run
+      *one[:3], "[] can_fork True False\n")  # no fork: this process evaluates the run
+  again = tmp_path / "again"  # a second run: its helpers forked after the qrels, with its job
+  again.write_bytes(run.read_bytes())
+  both = command(*five, "--processes", 1, qrels, run, again)
+  assert both[0] == 0 and both[2] == "" and one[1].split()[2] in both[1]
+  assert command(*five, "--processes", 3, qrels, run, again) == (
+      *both[:3], "['ahead', 'ahead', 'job', 'job'] can_fork True False\n")
   qrels = write(tmp_path, "qrels4", "a 0 x 1\nb 0 x 1\nc 0 x 1\nd 0 x 1\n")
   for case, (text, _) in FALLBACKS.items():
     run = write(tmp_path, "run4", text)
     args = ["-q", "-m", "map", "-m", "num_ret", "--chunk-lines", 1, qrels, run]
     alone = command("--processes", 1, *args)
-    assert command("--processes", 4, *args) == (*alone[:3], "[3] can_fork True False\n"), case
+    assert command("--processes", 4, *args) == (
+        *alone[:3], "['ahead', 'ahead', 'ahead'] can_fork True False\n"), case
 
 
 def test_a_helper_that_cannot_start_sends_the_run_to_one_process(tmp_path, capsys, monkeypatch):
@@ -211,6 +223,56 @@ def test_a_helper_reports_values_fallbacks_and_its_own_errors(tmp_path, monkeypa
   helper = SimpleNamespace(stdout=stdio.BytesIO(pickle.dumps(replies[2])))
   with pytest.raises(RuntimeError, match="internal error in a helper process"):
     _parallel._receive(helper)
+
+
+def test_a_reserved_span_goes_to_its_helper_only():
+  spans = [(i, i + 1) for i in range(5)]
+  tasks = _parallel._Tasks(spans, [1, 3])
+  assert [i for i, _ in tasks.take()] == [0, 2, 4]  # this process: all but the reserved
+  assert [i for i, _ in tasks.take(1)] == [1]  # its helper, even after the others were taken
+  tasks.stop()  # an error: nothing more, reserved or not
+  assert list(tasks.take(3)) == []
+
+
+def test_a_helper_forked_ahead_splits_its_first_span_until_its_job_comes(tmp_path, monkeypatch):
+  """_serve_ahead, the loop of a helper forked before the qrels are read: it splits its first
+  span while no job has come (here: the first 3 looks at its input find nothing), then
+  evaluates that span from those blocks on, as a helper given its job first would; with no job
+  (the command stopped), it ends quietly."""
+  monkeypatch.setattr(io_files, "BLOCK", 300)
+  qrels_file, run_file = random_files(tmp_path, 6)
+  job = _chunked.ChunkJob(io.read_qrels(qrels_file), _trec.parse_measures(["map", "P.5"]),
+                          uncoded=True)
+  size = os.path.getsize(run_file)
+  spans = io.query_spans(run_file, [size // 3, 2 * size // 3])
+  looks = []
+  monkeypatch.setattr(_parallel, "select", SimpleNamespace(select=lambda r, w, x, t: (
+      looks.append(t) or (r if len(looks) > 3 else []), [], [])))
+  split = []
+  real_step = io.SplitAhead.step
+  monkeypatch.setattr(io.SplitAhead, "step", lambda self: split.append(1) or real_step(self))
+
+  def serve(*messages) -> list:
+    read, write = os.pipe()
+    with os.fdopen(write, "wb") as w:
+      for m in messages:
+        pickle.dump(m, w)
+    out = stdio.BytesIO()
+    with os.fdopen(read, "rb") as tasks:
+      _parallel._serve_ahead(str(run_file), spans[1], tasks, out)
+    out.seek(0)
+    return [pickle.load(out) for _ in messages[1:-1]]
+
+  replies = serve(job, (str(run_file), spans[1], 10), (str(run_file), spans[2], 10), None)
+  assert len(split) == 3 and looks == [0] * 4
+  assert [kind for kind, _ in replies] == ["values", "values"]
+  given = _serve(monkeypatch, job, (str(run_file), spans[1], 10), (str(run_file), spans[2], 10))
+  for (_, values), (_, want) in zip(replies, given):
+    assert values.lines == want.lines and values.tag == want.tag
+    assert [r.per_query["map"].tolist() for _, r in values.parts] == [
+        r.per_query["map"].tolist() for _, r in want.parts]
+  looks.clear()
+  assert serve() == []  # its input ended before a job came: nothing to do
 
 
 def test_spans_are_whole_queries(tmp_path):
