@@ -167,9 +167,26 @@ def check_equal(win_a: np.ndarray, a_starts: np.ndarray, a_lens: np.ndarray, win
   """Raises :class:`Collision` unless the ids at ``a_starts`` and ``b_starts`` (equal hashes)
   are equal. Ids of at most 8 bytes on both sides are (their hashes are exact): only pairs with
   a longer id are read."""
-  long = np.flatnonzero((a_lens > 8) | (b_lens > 8))
-  if long.size and not (np.array_equal(a_lens[long], b_lens[long]) and _equal_bytes(
-      win_a, a_starts[long], win_b, b_starts[long], a_lens[long]).all()):
+  long = (a_lens > 8) | (b_lens > 8)
+  if not long.all():
+    rows = np.flatnonzero(long)
+    if not rows.size:
+      return
+    a_starts, a_lens, b_starts, b_lens = (x[rows] for x in (a_starts, a_lens, b_starts, b_lens))
+  if not np.array_equal(a_lens, b_lens):
+    raise Collision
+  j = 0
+  while j < LONG:  # a word of every pair at a time, the pairs whose ids go on
+    mask = MASK[np.minimum(a_lens - j, 8)]
+    if not ((win_a[a_starts + j] & mask) == (win_b[b_starts + j] & mask)).all():
+      raise Collision
+    j += 8
+    going = a_lens > j
+    if not going.all():
+      if not going.any():
+        return
+      a_starts, a_lens, b_starts = a_starts[going], a_lens[going], b_starts[going]
+  if not _equal_bytes(win_a, a_starts, win_b, b_starts, a_lens).all():  # longer than LONG
     raise Collision
 
 

@@ -174,6 +174,34 @@ def test_long_id_collisions_are_resolved_exactly(monkeypatch):
   assert len(run.docid_vocab) == len(set(ids))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_check_equal_tells_pairs_apart_as_python_does(seed):
+  """check_equal(pairs of ids with equal hashes) raises Collision exactly when a pair with an
+  id longer than 8 bytes differs (shorter ids' hashes are exact); pairs of all lengths, up to
+  past LONG bytes, most equal, some of other lengths or other bytes."""
+  rng = np.random.default_rng(seed)
+  for _ in range(300):
+    n = int(rng.integers(1, 20))
+    a = [rng.choice(np.frombuffer(b"ab", np.uint8), int(k)).tobytes()
+         for k in rng.choice([1, 8, 9, 16, 17, 40, 255, 256, 257, 600], n)]
+    b = list(a)
+    if rng.random() < 0.5:  # one pair differs: a byte anywhere, or the length
+      i = int(rng.integers(n))
+      at = int(rng.integers(len(b[i])))
+      b[i] = (b[i][:at] + (b"b" if b[i][at:at + 1] == b"a" else b"a") + b[i][at + 1:]
+              if rng.random() < 0.7 else b[i] + b"a")
+    starts = [np.cumsum([0] + [len(x) for x in ids])[:-1] for ids in (a, b)]
+    wins = [_bytes.windows(_bytes.padded(b"".join(ids))) for ids in (a, b)]
+    lens = [np.array([len(x) for x in ids]) for ids in (a, b)]
+    same = all(x == y or (len(x) <= 8 and len(y) <= 8) for x, y in zip(a, b))
+    try:
+      _bytes.check_equal(wins[0], starts[0], lens[0], wins[1], starts[1], lens[1])
+      told = True
+    except _bytes.Collision:
+      told = False
+    assert told == same, (a, b)
+
+
 @pytest.mark.parametrize("long_bytes, flat, few", [(8, 3, 0), (16, 1, 2), (256, 1 << 18, 256)])
 def test_flat_passes_agree_with_python(monkeypatch, long_bytes, flat, few):
   """The flat passes over long ids' words (forced for short ids here: ``LONG`` of 8 or 16
