@@ -2,12 +2,14 @@
 
 import io as stdio
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
 from jaxrank import cli
+from jaxrank._trec import plan
 from jaxrank._trec import table as _trec
 
 from cli_runs import run_cli, write
@@ -192,6 +194,30 @@ def _installed_version():
   """The version pip recorded (pyproject.toml reads it from jaxrank/_version.py)."""
   import importlib.metadata
   return importlib.metadata.version("jaxrank")
+
+
+def test_the_command_keeps_freed_memory_for_big_runs_only(tmp_path, capsys, monkeypatch):
+  """cli.keep_freed_memory (glibc's mallopt) is for the command's own process reading a big
+  run file: not for a program calling cli.main, not for a small run."""
+  qrels, run = write(tmp_path, "qrels", TIED_QRELS), write(tmp_path, "run", TIED_RUN)
+  calls = []
+  monkeypatch.setattr(cli, "keep_freed_memory", lambda: calls.append(1) or True)
+  want = run_cli(capsys, "--no-cache", qrels, run)
+  monkeypatch.setattr(plan, "AUTO_CHUNK_BYTES", 1)  # any run is big
+  assert run_cli(capsys, "--no-cache", qrels, run) == want and calls == []  # a program
+  monkeypatch.setattr(cli, "is_command", lambda: True)
+  assert run_cli(capsys, "--no-cache", qrels, run) == want and calls == [1]
+  monkeypatch.setattr(plan, "AUTO_CHUNK_BYTES", 16 << 20)
+  assert run_cli(capsys, "--no-cache", qrels, run) == want and calls == [1]  # a small run
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_keep_freed_memory_is_done_with_glibc():
+  try:
+    glibc = bool(os.confstr("CS_GNU_LIBC_VERSION"))
+  except (ValueError, OSError):
+    glibc = False
+  assert cli.keep_freed_memory() == glibc
 
 
 def test_version(capsys):
