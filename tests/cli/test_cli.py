@@ -220,6 +220,30 @@ def test_keep_freed_memory_is_done_with_glibc():
   assert cli.keep_freed_memory() == glibc
 
 
+ENDS = """
+import atexit, sys
+sys.argv[0] = "jaxrank"
+if sys.argv[1] == "jax":
+  import jax
+from jaxrank.cli import main
+atexit.register(lambda: print("tidied up"))
+sys.argv[1:] = ["evaluate", "--example", "-q", "-m", "num_q", "--no-cache"]
+code = main()
+print("returned", code)
+"""
+
+
+@pytest.mark.parametrize("jax", [False, True])
+def test_the_command_ends_its_process_once_its_output_is_out(jax):
+  """main() as the command (no argv, in the command's process) flushes its output and ends the
+  process: no interpreter tidying up after it (atexit, module teardown), unless JAX was
+  imported; called with argv (a program), it returns."""
+  out = subprocess.run([sys.executable, "-c", ENDS, "jax" if jax else "-"], capture_output=True,
+                       text=True, timeout=120)
+  assert out.returncode == 0 and out.stderr == "" and "num_q" in out.stdout
+  assert out.stdout.endswith("returned 0\ntidied up\n" if jax else "\tall\t5\n"), out.stdout
+
+
 def test_version(capsys):
   import jaxrank
   with pytest.raises(SystemExit) as e:
