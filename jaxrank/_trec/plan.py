@@ -303,7 +303,10 @@ def helpers_for(path: str, *, asked: int | None = None, processes: int | None = 
   if count < 2:
     return None
   if fork and _parallel.can_fork():
-    spans = io.query_spans(path, _parallel.span_cuts(size, count))
+    try:
+      spans = io.query_spans(path, _parallel.span_cuts(size, count))
+    except OSError:  # said when the run is read, after the qrels (as without helpers)
+      return None
     if len(spans) < 2:
       return None
     return _parallel.Helpers.forked(path, spans, min(count, len(spans)) - 1)

@@ -25,6 +25,7 @@ cores and 8; :mod:`jaxrank._trec.parallel`), with the same output.
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import json
 import os
@@ -181,7 +182,7 @@ def keep_freed_memory() -> bool:
     import ctypes
 
     mallopt = ctypes.CDLL(None).mallopt
-  except (ValueError, OSError, AttributeError):  # not glibc
+  except (ValueError, OSError, AttributeError, ImportError):  # not glibc, or no ctypes
     return False
   return bool(mallopt(_M_MMAP_THRESHOLD, 4 << 20)) and bool(mallopt(_M_TRIM_THRESHOLD,
                                                                     16 << 20))
@@ -560,9 +561,10 @@ def main(argv: list[str] | None = None) -> int:
   """Entry point of the ``jaxrank`` command; returns the exit status.
 
   The command itself (``argv`` None in the command's process, :func:`is_command`) ends its
-  process here once its output is flushed, unless JAX was imported: the interpreter's tidying
-  up (freeing every object and module one by one) would take longer than a small run's
-  evaluation (25 ms after a 2M-line run), and it has nothing left to do.
+  process here once its output is flushed, when nothing is left to do at exit (no exit
+  handler registered, no profiler or tracer such as ``python -m cProfile`` or coverage, JAX not
+  imported): the interpreter's tidying up (freeing every object and module one by one) would
+  take longer than a small run's evaluation (25 ms after a 2M-line run).
 
   Example:
     >>> from jaxrank import cli
@@ -571,12 +573,20 @@ def main(argv: list[str] | None = None) -> int:
     0
   """
   code = _main(argv)
-  if argv is None and is_command() and "jax" not in sys.modules:
+  if argv is None and is_command() and _nothing_at_exit():
     for stream in (sys.stdout, sys.stderr):
       with contextlib.suppress(OSError, ValueError, AttributeError):
         stream.flush()  # (written and flushed already: this only makes sure)
     os._exit(code)
   return code
+
+
+def _nothing_at_exit() -> bool:
+  """Whether this process has nothing to do at exit but free its memory: no exit handler, no
+  profiler or tracer, and JAX (which registers its own) not imported."""
+  handlers = getattr(atexit, "_ncallbacks", None)  # (CPython's count of the exit handlers)
+  return (handlers is not None and handlers() == 0 and sys.getprofile() is None
+          and sys.gettrace() is None and "jax" not in sys.modules)
 
 
 def _main(argv: list[str] | None) -> int:

@@ -71,7 +71,7 @@ def hash_ids(win: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarra
   h: np.ndarray = win[starts]
   h &= MASK[np.minimum(lens, 8)]
   rest = np.flatnonzero(lens > 8)
-  whole = rest.size == lens.size  # every id longer than 8 bytes: whole arrays, not rows
+  whole = rest.size == lens.size > 0  # every id longer than 8 bytes: whole arrays, not rows
   if whole:
     h ^= lens.astype(np.uint64) * _K0
   else:
@@ -168,6 +168,8 @@ def check_equal(win_a: np.ndarray, a_starts: np.ndarray, a_lens: np.ndarray, win
   are equal. Ids of at most 8 bytes on both sides are (their hashes are exact): only pairs with
   a longer id are read."""
   long = (a_lens > 8) | (b_lens > 8)
+  if not long.size:
+    return
   if not long.all():
     rows = np.flatnonzero(long)
     if not rows.size:

@@ -212,12 +212,19 @@ def test_the_command_keeps_freed_memory_for_big_runs_only(tmp_path, capsys, monk
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
-def test_keep_freed_memory_is_done_with_glibc():
+def test_keep_freed_memory_is_done_with_glibc_and_never_fails():
+  """In a process of its own (it sets the process's allocator): done with glibc; without
+  ctypes, not done, and no error."""
   try:
     glibc = bool(os.confstr("CS_GNU_LIBC_VERSION"))
   except (ValueError, OSError):
     glibc = False
-  assert cli.keep_freed_memory() == glibc
+  code = ("import sys\nif sys.argv[1] == 'no ctypes':\n  sys.modules['ctypes'] = None\n"
+          "from jaxrank import cli\nprint(cli.keep_freed_memory())")
+  for case, want in (("-", glibc), ("no ctypes", False)):
+    out = subprocess.run([sys.executable, "-c", code, case], capture_output=True, text=True,
+                         timeout=60)
+    assert (out.returncode, out.stdout, out.stderr) == (0, f"{want}\n", ""), case
 
 
 ENDS = """
@@ -225,23 +232,33 @@ import atexit, sys
 sys.argv[0] = "jaxrank"
 if sys.argv[1] == "jax":
   import jax
+if sys.argv[1] == "atexit":
+  atexit.register(lambda: print("tidied up"))
 from jaxrank.cli import main
-atexit.register(lambda: print("tidied up"))
 sys.argv[1:] = ["evaluate", "--example", "-q", "-m", "num_q", "--no-cache"]
 code = main()
 print("returned", code)
 """
 
 
-@pytest.mark.parametrize("jax", [False, True])
-def test_the_command_ends_its_process_once_its_output_is_out(jax):
+@pytest.mark.parametrize("case", ["-", "atexit", "jax"])
+def test_the_command_ends_its_process_once_its_output_is_out(case):
   """main() as the command (no argv, in the command's process) flushes its output and ends the
-  process: no interpreter tidying up after it (atexit, module teardown), unless JAX was
-  imported; called with argv (a program), it returns."""
-  out = subprocess.run([sys.executable, "-c", ENDS, "jax" if jax else "-"], capture_output=True,
-                       text=True, timeout=120)
+  process when nothing is left to do at exit; with an exit handler registered, or JAX imported
+  (which registers its own), it returns and the interpreter exits as usual."""
+  out = subprocess.run([sys.executable, "-c", ENDS, case], capture_output=True, text=True,
+                       timeout=120)
   assert out.returncode == 0 and out.stderr == "" and "num_q" in out.stdout
-  assert out.stdout.endswith("returned 0\ntidied up\n" if jax else "\tall\t5\n"), out.stdout
+  assert out.stdout.endswith({"-": "\tall\t5\n", "atexit": "returned 0\ntidied up\n",
+                              "jax": "returned 0\n"}[case]), out.stdout
+
+
+def test_a_profiled_command_prints_its_profile():
+  """Under a profiler (python -m cProfile) the command returns, and the profile is printed."""
+  out = subprocess.run([sys.executable, "-m", "cProfile", "-m", "jaxrank", "evaluate",
+                        "--example", "-m", "num_q", "--no-cache"], capture_output=True, text=True,
+                       timeout=120)
+  assert out.returncode == 0 and "num_q" in out.stdout and "function calls" in out.stdout
 
 
 def test_version(capsys):

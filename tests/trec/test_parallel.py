@@ -251,6 +251,14 @@ def test_a_helper_forked_ahead_splits_its_first_span_until_its_job_comes(tmp_pat
   split = []
   real_step = io.SplitAhead.step
   monkeypatch.setattr(io.SplitAhead, "step", lambda self: split.append(1) or real_step(self))
+  used = []  # the blocks split ahead that each span's reading was given
+  real_values = _parallel._span_values
+
+  def span_values(job, judged, path, span, max_lines, progress=None, ahead=None):
+    used.append(None if ahead is None else (ahead.span, len(ahead.ready)))
+    return real_values(job, judged, path, span, max_lines, progress, ahead)
+
+  monkeypatch.setattr(_parallel, "_span_values", span_values)
 
   def serve(*messages) -> list:
     read, write = os.pipe()
@@ -265,6 +273,7 @@ def test_a_helper_forked_ahead_splits_its_first_span_until_its_job_comes(tmp_pat
 
   replies = serve(job, (str(run_file), spans[1], 10), (str(run_file), spans[2], 10), None)
   assert len(split) == 3 and looks == [0] * 4
+  assert used == [(spans[1], 3), None]  # its first span read on from the 3 blocks split
   assert [kind for kind, _ in replies] == ["values", "values"]
   given = _serve(monkeypatch, job, (str(run_file), spans[1], 10), (str(run_file), spans[2], 10))
   for (_, values), (_, want) in zip(replies, given):
@@ -273,6 +282,19 @@ def test_a_helper_forked_ahead_splits_its_first_span_until_its_job_comes(tmp_pat
         r.per_query["map"].tolist() for _, r in want.parts]
   looks.clear()
   assert serve() == []  # its input ended before a job came: nothing to do
+
+
+def test_a_run_file_that_cannot_be_read_is_reported_after_the_qrels(tmp_path, monkeypatch):
+  """helpers_for forks nobody ahead for a run file it cannot read: its error comes when the
+  run is read, after the qrels' (as without helpers)."""
+  _, run = random_files(tmp_path, 2)
+
+  def unreadable(path, cuts):
+    raise PermissionError(13, "Permission denied")
+
+  monkeypatch.setattr(_parallel, "can_fork", lambda: True)  # (nothing is forked: it fails first)
+  monkeypatch.setattr(io, "query_spans", unreadable)
+  assert plan.helpers_for(str(run), asked=10, processes=2, fork=True) is None
 
 
 def test_spans_are_whole_queries(tmp_path):
