@@ -214,7 +214,8 @@ def evaluate_spans(job: ChunkJob, path: str, spans: Sequence[tuple[int, int]], *
     started = _fork(job, judged, count)
   else:
     started = list((helpers if helpers is not None else Helpers()).take(count))
-  tasks = _Tasks(spans, [h.first for h in started if isinstance(h, _Forked) and h.first])
+  tasks = _Tasks(spans, [h.first for h in started
+                         if isinstance(h, _Forked) and h.first is not None])
   drivers = [threading.Thread(target=_drive, args=(h, job, path, max_lines, tasks, values,
                                                    stopped), daemon=True) for h in started]
   for driver in drivers:
@@ -262,7 +263,7 @@ class _Tasks:
 
   def __init__(self, spans: Sequence[tuple[int, int]], reserved: Sequence[int] = ()) -> None:
     self.spans, self.lock, self.stopped = list(spans), threading.Lock(), False
-    self.left = [i for i in range(len(self.spans)) if i not in set(reserved)]
+    self.left = sorted(set(range(len(self.spans))) - set(reserved))
     self.next = 0
 
   def take(self, first: int | None = None) -> Iterator[tuple[int, tuple[int, int]]]:
@@ -375,8 +376,8 @@ def _serve_spans(job: ChunkJob, judged: io.Judged, tasks: IO[bytes], replies: IO
     if task is None:
       return
     path, span, max_lines = task
-    use, ahead = (ahead if ahead is not None and (ahead.path, ahead.span) == (path, span)
-                  else None), None
+    use = ahead if ahead is not None and (ahead.path, ahead.span) == (path, span) else None
+    ahead = None  # (for the first span only)
     try:
       reply: tuple[str, Any] = ("values", _span_values(job, judged, path, span, max_lines,
                                                        ahead=use))

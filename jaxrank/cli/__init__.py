@@ -539,8 +539,8 @@ def evaluate_command(args: argparse.Namespace) -> str:
         max_docs=args.max_docs, complete=args.complete, threshold=args.level,
         sources=(path, args.qrels), processes=args.processes, helpers=helpers, fork=fork)
 
-  # The first run's helper processes start now, while the qrels are read (unless forked when
-  # needed).
+  # The first run's helper processes are made now, while the qrels are read (forked ones split
+  # their first spans meanwhile).
   helpers = _plan.helpers_for(args.runs[0], asked=args.chunk_lines, processes=args.processes,
                               fork=fork)
   try:

@@ -98,21 +98,19 @@ def iter_judged_run_chunks(path: PathLike | bytes, qrels: Qrels, *,
                    judged)
   if isinstance(path, bytes):
     raise TypeError("span needs a file path, got bytes")
-  if ahead is not None:
-    if (ahead.path, ahead.span) != (os.fspath(path), tuple(span)):
-      raise ValueError(f"ahead splits {ahead.path} {ahead.span}, not {path} {span}")
-    return _chunks(ahead.blocks(), ahead.path, ahead.close, int(max_lines), judged)
-  whole = open(path, "rb")  # closed by _chunks
-  return _chunks(split_blocks(Span(whole, *span), os.fspath(path), RUN, threaded=threaded,
-                              bom=span[0] == 0), os.fspath(path), whole.close, int(max_lines),
-                 judged)
+  if ahead is None:  # (none split yet)
+    ahead = SplitAhead(path, span, threaded=threaded)
+  elif (ahead.path, ahead.span) != (os.fspath(path), tuple(span)):
+    raise ValueError(f"ahead splits {ahead.path} {ahead.span}, not {path} {span}")
+  return _chunks(ahead.blocks(), ahead.path, ahead.close, int(max_lines), judged)
 
 
 class SplitAhead:
   """Internal API: the first blocks of the span ``span`` of the run file ``path``, split
   before the qrels that code them are known (a helper process splits them while the command
   reads the qrels); :func:`iter_judged_run_chunks` given it as ``ahead`` reads on from where
-  it stopped. An error in the file is kept until the reading gets there.
+  it stopped. An error in the file is kept until the reading gets there. ``threaded``: the
+  blocks not split ahead are split in a second thread (:func:`split_blocks`).
 
   Example:
     >>> import os, tempfile
@@ -129,11 +127,11 @@ class SplitAhead:
     [3]
   """
 
-  def __init__(self, path: PathLike, span: tuple[int, int]) -> None:
+  def __init__(self, path: PathLike, span: tuple[int, int], *, threaded: bool = False) -> None:
     self.path, self.span = os.fspath(path), (int(span[0]), int(span[1]))
     self.ready: list[tuple[Block, int]] = []  # blocks split, with the lines before each
-    self._file = open(self.path, "rb")
-    self._rest = split_blocks(Span(self._file, *self.span), self.path, RUN, threaded=False,
+    self._file = open(self.path, "rb")  # closed by close()
+    self._rest = split_blocks(Span(self._file, *self.span), self.path, RUN, threaded=threaded,
                               bom=self.span[0] == 0)
     self._error: Exception | None = None
     self._done = False
