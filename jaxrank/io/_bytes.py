@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 PAD = 16  # zero bytes after every buffer, so an 8-byte window at any id's start stays inside
-MASK = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [(1 << 64) - 1], np.uint64)
+_ALL = np.uint64((1 << 64) - 1)
 _K0 = np.uint64(0x9E3779B97F4A7C15)
 K1 = np.uint64(0xFF51AFD7ED558CCD)
 _K2 = np.uint64(0xC4CEB9FE1A85EC53)
@@ -32,10 +32,20 @@ def windows(buf: np.ndarray) -> np.ndarray:
   return np.ndarray((buf.size - 7,), np.dtype("<u8"), buffer=buf, strides=(1,))
 
 
+def low_bytes(n: np.ndarray) -> np.ndarray:
+  """Word masks of the low ``min(n, 8)`` bytes (none for ``n <= 0``): all ones shifted right
+  by ``64 - 8 min(n, 8)`` bits (NumPy's shifts by 64 or more give zero), twice as fast as
+  gathering the masks from a table of nine."""
+  shift = np.maximum(8 - n, 0).astype(np.uint64)
+  shift <<= np.uint64(3)
+  mask: np.ndarray = _ALL >> shift
+  return mask
+
+
 def _word(win: np.ndarray, starts: np.ndarray, lens: np.ndarray, j: Any) -> np.ndarray:
   """Word ``j`` (bytes ``8j .. 8j+7``, zero past the id's end) of the ids at ``starts``, each
   longer than ``8j`` bytes."""
-  word: np.ndarray = win[starts + 8 * j] & MASK[np.minimum(lens - 8 * j, 8)]
+  word: np.ndarray = win[starts + 8 * j] & low_bytes(lens - 8 * j)
   return word
 
 
@@ -69,7 +79,7 @@ def hash_ids(win: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarra
   those words (:func:`flat_words`), so the time is linear in the bytes whatever the longest
   id. Equal hashes of ids longer than 8 bytes are checked byte by byte (:func:`check_equal`)."""
   h: np.ndarray = win[starts]
-  h &= MASK[np.minimum(lens, 8)]
+  h &= low_bytes(lens)
   rest = np.flatnonzero(lens > 8)
   whole = rest.size == lens.size > 0  # every id longer than 8 bytes: whole arrays, not rows
   if whole:
@@ -82,7 +92,7 @@ def hash_ids(win: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarra
   while whole and j < LONG:  # (ids of equal lengths, the usual file, stay here)
     left = lens - j
     x = win[starts + j]
-    x &= MASK[np.minimum(left, 8)]
+    x &= low_bytes(left)
     h ^= x
     h *= K1
     h ^= h >> _S29
@@ -92,7 +102,7 @@ def hash_ids(win: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarra
       rest, whole = np.flatnonzero(longer), False
   while rest.size and j < LONG:
     left = lens[rest] - j
-    x = h[rest] ^ (win[starts[rest] + j] & MASK[np.minimum(left, 8)])
+    x = h[rest] ^ (win[starts[rest] + j] & low_bytes(left))
     x *= K1
     x ^= x >> _S29
     h[rest] = x
@@ -125,7 +135,7 @@ def _equal_bytes(win_a: np.ndarray, starts_a: np.ndarray, win_b: np.ndarray,
   rest, j = np.arange(lens.size), 0
   while rest.size and j < LONG:
     left = lens[rest] - j
-    mask = MASK[np.clip(left, 0, 8)]
+    mask = low_bytes(left)
     same = (win_a[starts_a[rest] + j] & mask) == (win_b[starts_b[rest] + j] & mask)
     equal[rest[~same]] = False
     rest, j = rest[same & (left > 8)], j + 8
@@ -142,11 +152,11 @@ def copy_words(dst: np.ndarray, at: np.ndarray, win: np.ndarray, starts: np.ndar
   """Writes the ids at ``starts`` (``lens`` bytes) of the windows ``win`` to the words
   ``dst[at]``, ``dst[at + 1]``, ... (the last one zero-padded): a round per word up to
   ``LONG`` bytes, the rest of longer ids in one flat pass."""
-  dst[at] = win[starts] & MASK[np.minimum(lens, 8)]
+  dst[at] = win[starts] & low_bytes(lens)
   rest, j = np.flatnonzero(lens > 8), 1
   while rest.size and 8 * j < LONG:
     left = lens[rest] - 8 * j
-    dst[at[rest] + j] = win[starts[rest] + 8 * j] & MASK[np.minimum(left, 8)]
+    dst[at[rest] + j] = win[starts[rest] + 8 * j] & low_bytes(left)
     rest, j = rest[left > 8], j + 1
   if rest.size:
     a, s, n = at[rest], starts[rest], lens[rest]
@@ -179,7 +189,7 @@ def check_equal(win_a: np.ndarray, a_starts: np.ndarray, a_lens: np.ndarray, win
     raise Collision
   j = 0
   while j < LONG:  # a word of every pair at a time, the pairs whose ids go on
-    mask = MASK[np.minimum(a_lens - j, 8)]
+    mask = low_bytes(a_lens - j)
     if not ((win_a[a_starts + j] & mask) == (win_b[b_starts + j] & mask)).all():
       raise Collision
     j += 8

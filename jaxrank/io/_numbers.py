@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from jaxrank.io._bytes import MASK
+from jaxrank.io._bytes import low_bytes
 
 _POW10 = np.array([10**i for i in range(20)], np.uint64)
 _POW10_F = np.array([10.0**i for i in range(23)])  # exact doubles
@@ -31,23 +31,26 @@ _W_E = np.uint64(0x6565656565656565)
 _W_BYTE_NUMBER = np.uint64(0x0001020304050607)  # byte j is 7 - j
 _W_INF, _W_NAN, _W_INFINITY = (np.uint64(int.from_bytes(w, "little"))
                                for w in (b"inf", b"nan", b"infinity"))
-# For k digits in the low bytes of a word: the shift that right-aligns them, and the '0's below.
-_SHIFT_UP = np.array([8 * (8 - k) for k in range(9)], np.uint64)
-_ZERO_FILL = np.array([0x3030303030303030 & ((1 << (8 * (8 - k))) - 1) for k in range(9)],
-                      np.uint64)
-_LANES = (np.uint64(0x00FF00FF00FF00FF), np.uint64(0x0000FFFF0000FFFF), np.uint64(0xFFFFFFFF))
+# Digits summed in lanes of 2, 4 and 8: x * scale + x >> shift, masked to the lanes.
+_SUMS = tuple((np.uint64(scale), np.uint64(shift), np.uint64(lanes)) for scale, shift, lanes in (
+    (10, 8, 0x00FF00FF00FF00FF), (100, 16, 0x0000FFFF0000FFFF), (10000, 32, 0xFFFFFFFF)))
 
 
 def _eight_digits(w: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
   """The values of the ``k`` (0-8) ASCII digits in the low bytes of ``w`` (zeros above them),
   and whether they all are digits: right-aligned and '0'-filled, checked bytewise, then summed
   in lanes of 2, 4 and 8 digits (three multiply-adds)."""
-  x = (w << _SHIFT_UP[k]) | _ZERO_FILL[k]
+  up = (8 - k).astype(np.uint64)  # bits that right-align the digits, '0's filling below
+  up <<= np.uint64(3)
+  x = w << up
+  x |= _W_ZERO >> (np.uint64(64) - up)  # (NumPy shifts by 64 to zero)
   ok = ((x & _W_F0) == _W_ZERO) & (((x + _W_SIX) & _W_F0) == _W_ZERO)
   x -= _W_ZERO
-  x = (x * np.uint64(10) + (x >> np.uint64(8))) & _LANES[0]
-  x = (x * np.uint64(100) + (x >> np.uint64(16))) & _LANES[1]
-  x = (x * np.uint64(10000) + (x >> np.uint64(32))) & _LANES[2]
+  for scale, shift, lanes in _SUMS:  # (in place: no temporary but one)
+    t = x >> shift
+    x *= scale
+    x += t
+    x &= lanes
   return x, ok
 
 
@@ -56,14 +59,14 @@ def _digit_run(win: np.ndarray, starts: np.ndarray, k: np.ndarray) -> tuple[np.n
   """Values (uint64) of the ``k``-digit strings (``k`` <= 19) at ``starts``, and whether they
   are all digits; the last 8 digits, the 8 before, and up to 3 before those."""
   low = np.minimum(k, 8)
-  v, ok = _eight_digits(win[starts + k - low] & MASK[low], low)
+  v, ok = _eight_digits(win[starts + k - low] & low_bytes(low), low)
   more = np.flatnonzero(k > 8)
   if more.size:
     s, km = starts[more], k[more]
     mid = np.minimum(km - 8, 8)
-    vm, okm = _eight_digits(win[s + km - 8 - mid] & MASK[mid], mid)
+    vm, okm = _eight_digits(win[s + km - 8 - mid] & low_bytes(mid), mid)
     top = np.maximum(km - 16, 0)
-    vt, okt = _eight_digits(win[s] & MASK[top], top)
+    vt, okt = _eight_digits(win[s] & low_bytes(top), top)
     v[more] += vm * np.uint64(10**8) + vt * np.uint64(10**16)
     ok[more] &= okm & okt
   return v, ok
@@ -80,7 +83,7 @@ def _first_byte(win: np.ndarray, starts: np.ndarray, lens: np.ndarray, pattern: 
     left = lens[rest] - j
     w = win[starts[rest] + j]
     x = (w | _W_CASE if fold else w) ^ pattern
-    z = (x - _W_ONES) & ~x & _W_HIGH & MASK[np.minimum(left, 8)]
+    z = (x - _W_ONES) & ~x & _W_HIGH & low_bytes(left)
     found = z != 0
     if found.any():
       bit = np.frexp((z[found] & (~z[found] + np.uint64(1))).astype(np.float64))[1]
@@ -102,7 +105,7 @@ def parse_ints(buf: np.ndarray, win: np.ndarray, starts: np.ndarray,
   2 outside int64's range). Up to 8 unsigned digits (ranks, grades) take one 8-byte word."""
   n8 = np.clip(lens, 0, 8)
   w = win[starts]
-  w &= MASK[n8]
+  w &= low_bytes(n8)
   v, ok = _eight_digits(w, n8)
   ok &= (n8 >= 1) & (lens == n8)
   values = v.view(np.int64)
@@ -180,17 +183,29 @@ def parse_floats(buf: np.ndarray, win: np.ndarray, starts: np.ndarray,
   else:  # (the usual file: no field is signed, one gather serves all)
     neg, s, n = None, starts, lens
   n8 = np.clip(n, 0, 8)
-  mask = MASK[n8]
+  mask = low_bytes(n8)
   w &= mask
+  # A dot's byte in z (the borrow trick; in place, as below: fewer temporaries).
   x = w ^ _W_DOT
-  z = (x - _W_ONES) & ~x & _W_HIGH & mask
+  z = x - _W_ONES
+  z &= np.invert(x, out=x)
+  z &= _W_HIGH
+  z &= mask
   has_dot = z != 0
   # The first dot's byte: the lowest set bit of z is its high bit (higher ones may be false),
   # 1 << 8 * byte after the shift; the multiply puts the byte's number in the top byte.
-  dot = (((z & (np.uint64(0) - z)) >> np.uint64(7)) * _W_BYTE_NUMBER) >> np.uint64(56)
-  dot = np.where(has_dot, dot.astype(np.int64), 8)  # (8: no byte is cut out of the word)
-  low = MASK[dot]
-  digits = (w & low) | ((w >> np.uint64(8)) & ~low)
+  dot = np.uint64(0) - z
+  dot &= z
+  dot >>= np.uint64(7)
+  dot *= _W_BYTE_NUMBER
+  dot >>= np.uint64(56)
+  dot = np.where(has_dot, dot.view(np.int64), 8)  # (8: no byte is cut out of the word)
+  # The bytes after the dot shifted down over it: (w & low) | (w >> 8 & ~low).
+  above = np.invert(low_bytes(dot))
+  digits = w >> np.uint64(8)
+  digits ^= w
+  digits &= above
+  digits ^= w
   k = n8 - has_dot
   m, ok = _eight_digits(digits, k)
   ok &= (k >= 1) & (n == n8)
@@ -236,7 +251,7 @@ def _decimal_parts(buf: np.ndarray, win: np.ndarray, starts: np.ndarray, lens: n
   status = np.zeros(lens.size, np.int8)
   rest = np.flatnonzero(~ok)
   if rest.size:
-    word = (win[s[rest]] | _W_CASE) & MASK[np.clip(n[rest], 0, 8)]
+    word = (win[s[rest]] | _W_CASE) & low_bytes(n[rest])
     inf = ((n[rest] == 3) & (word == _W_INF)) | ((n[rest] == 8) & (word == _W_INFINITY))
     nan = (n[rest] == 3) & (word == _W_NAN)
     values[rest[inf]] = np.where(neg[rest[inf]], -np.inf, np.inf)

@@ -174,6 +174,15 @@ def test_long_id_collisions_are_resolved_exactly(monkeypatch):
   assert len(run.docid_vocab) == len(set(ids))
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.intp])
+def test_low_bytes_masks_as_many_bytes_as_asked(dtype):
+  """low_bytes(n): the low min(n, 8) bytes of a word set, none for n <= 0."""
+  n = np.arange(-3, 20, dtype=dtype)
+  want = [(1 << (8 * min(max(k, 0), 8))) - 1 for k in n.tolist()]
+  got = _bytes.low_bytes(n)
+  assert got.dtype == np.uint64 and got.tolist() == want
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_check_equal_tells_pairs_apart_as_python_does(seed):
   """check_equal(pairs of ids with equal hashes) raises Collision exactly when a pair with an
