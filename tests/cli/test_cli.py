@@ -227,6 +227,31 @@ def test_keep_freed_memory_is_done_with_glibc_and_never_fails():
     assert (out.returncode, out.stdout, out.stderr) == (0, f"{want}\n", ""), case
 
 
+BLAS = """
+import atexit, os, sys
+atexit._clear()  # (as in ENDS below)
+atexit.register(lambda: print(os.environ.get("OPENBLAS_NUM_THREADS"), "numpy" in sys.modules))
+sys.argv[0] = sys.argv[1]
+from jaxrank.cli import main
+sys.argv[1:] = ["evaluate", "--example", "-q", "-m", "num_q", "--no-cache"]
+main()
+"""
+
+
+@pytest.mark.parametrize("argv0, given, want", [("jaxrank", None, "1"), ("jaxrank", "3", "3"),
+                                                ("program.py", None, "None")])
+def test_the_command_asks_numpy_for_one_blas_thread(argv0, given, want):
+  """The command's process asks for one OpenBLAS thread before it loads NumPy, unless the
+  environment names a number; a program calling main() is left alone."""
+  env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+  if given is not None:
+    env["OPENBLAS_NUM_THREADS"] = given
+  out = subprocess.run([sys.executable, "-c", BLAS, argv0], capture_output=True, text=True,
+                       timeout=120, env=env)
+  assert out.returncode == 0 and out.stderr == "", out.stderr
+  assert out.stdout.endswith(f"{want} True\n"), out.stdout
+
+
 ENDS = """
 import atexit, sys
 atexit._clear()  # (a site may register exit handlers at start-up: a .pth importing certifi does)
