@@ -194,7 +194,7 @@ def one_blas_thread() -> bool:
   it asked. The command does no linear algebra on the host (the kernels that do run in XLA,
   which has threads of its own), while OpenBLAS, as NumPy loads, starts a thread per core that
   spins for about a tenth of a second: on two cores that takes one from the helpers reading
-  the run (2M lines: 9% less CPU time, 2.4% less wall time; ``bench/RESULTS.md``). For the
+  the run (2M lines: 10% less CPU time, 4% less wall time; ``bench/RESULTS.md``). For the
   command's process only (helpers it starts inherit the setting), never a program's.
 
   Example:
