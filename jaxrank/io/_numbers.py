@@ -92,11 +92,15 @@ def _first_byte(win: np.ndarray, starts: np.ndarray, lens: np.ndarray, pattern: 
   return pos
 
 
-def _sign(win: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray,
-                                                                          np.ndarray]:
-  first = win[starts] & np.uint64(0xFF)
-  neg = (first == 45) & (lens > 0)
-  return neg, neg | ((first == 43) & (lens > 0))
+def _sign(words: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """``(negative, signed)`` of fields of ``lens`` bytes whose first words are ``words``: a
+  leading ``-``, or either sign."""
+  first = words & np.uint64(0xFF)
+  some = lens > 0
+  neg = (first == 45) & some
+  signed = (first == 43) & some
+  signed |= neg
+  return neg, signed
 
 
 def parse_ints(buf: np.ndarray, win: np.ndarray, starts: np.ndarray,
@@ -115,7 +119,7 @@ def parse_ints(buf: np.ndarray, win: np.ndarray, starts: np.ndarray,
   rest = np.flatnonzero(~ok)
   if rest.size:  # signs, more digits
     s, n = starts[rest], lens[rest]
-    neg, signed = _sign(win, s, n)
+    neg, signed = _sign(win[s], n)
     k = n - signed
     fits = (k >= 1) & (k <= 19)
     v, ok = _digit_run(win, s + signed, np.where(fits, k, 0))
@@ -174,14 +178,13 @@ def parse_floats(buf: np.ndarray, win: np.ndarray, starts: np.ndarray,
   anything else (more digits, longer exponents, not a number) one by one by
   :func:`_python_float`."""
   w = win[starts]
-  first = w & np.uint64(0xFF)
-  signed = ((first == 45) | (first == 43)) & (lens > 0)
+  minus, signed = _sign(w, lens)
+  neg: np.ndarray | None = None  # (None: no field is negative)
   if signed.any():  # a sign on some field: read the rest of each after it
-    neg = signed & (first == 45)
-    s, n = starts + signed, lens - signed
+    neg, s, n = minus, starts + signed, lens - signed
     w = win[s]
   else:  # (the usual file: no field is signed, one gather serves all)
-    neg, s, n = None, starts, lens
+    s, n = starts, lens
   n8 = np.clip(n, 0, 8)
   mask = low_bytes(n8)
   w &= mask
@@ -235,7 +238,7 @@ def _decimal_parts(buf: np.ndarray, win: np.ndarray, starts: np.ndarray, lens: n
   has_dot, has_e = dot < epos, epos < n
   ni, nf = dot, np.where(has_dot, epos - dot - 1, 0)
   es = s + epos + 1
-  eneg, esigned = _sign(win, es, np.where(has_e, n - epos - 1, 0))
+  eneg, esigned = _sign(win[es], np.where(has_e, n - epos - 1, 0))
   ek = np.where(has_e, n - epos - 1 - esigned, 0)
   ok = (ni + nf >= 1) & (ni <= 19) & (nf <= 19) & (~has_e | ((ek >= 1) & (ek <= 5)))
   vi, oki = _digit_run(win, s, np.where(ok, ni, 0))
