@@ -5,7 +5,7 @@
     python bench/bench_doors.py --only dicts,topk --repeats 5 --json out.json
 
 Rows (``--only`` takes their names): trec-files, test-files, sweep, dicts, ranked, topk, rect,
-kernels, startup.
+kernels, catalog, startup.
 Every timing is the median of ``--repeats`` calls after a warm-up call, with
 ``jax.block_until_ready`` on the outputs (the kernels' calls interleaved with their baseline's,
 which each kernel row measures afresh); every row also prints a sanity value from both tools so
@@ -52,7 +52,7 @@ FIVE_CUT = ("ndcg@10", "map@10", "mrr@10", "precision@10", "recall@10")
 OFFICIAL = ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
             "recip_rank", "iprec_at_recall", "P")
 ROW_NAMES = ("trec-files", "test-files", "sweep", "dicts", "ranked", "topk", "rect", "kernels",
-             "startup")
+             "catalog", "startup")
 
 SIZES = {  # flag: (full, quick)
     "lines": (10_000_000, 100_000),
@@ -67,6 +67,7 @@ SIZES = {  # flag: (full, quick)
     "rect_lists": (10_000, 1000),
     "rect_items": (1000, 1000),
     "kernel_sizes": ("10000x1000,4000x1000", "1000x1000,400x1000"),
+    "catalog_sizes": ("4096x200000,20000x50000", "512x20000"),  # users x items, d 64
     "sweep_runs": (100, 20),
     "sweep_lines": (5000, 5000),
 }
@@ -755,6 +756,38 @@ def row_kernels(t: Table, a: argparse.Namespace, tmp: str) -> None:
                           inputs=inputs))
 
 
+def row_catalog(t: Table, a: argparse.Namespace, tmp: str) -> None:
+  """``catalog.evaluate`` (five metrics, every held-out item's exact rank, the top-20 ids) on
+  users x items embeddings (d 64, 10 held-out and 50 seen items per user), beside the same
+  tiles by hand (jitted matmul, seen items masked, ``lax.top_k`` merged: ids only) and NumPy by
+  hand (matmul blocks, ``argpartition``, counted ranks: the five metrics); the workload and
+  both alternatives are ``bench_catalog.py``'s."""
+  import jax.numpy as jnp
+
+  import bench_catalog as bc
+  from jaxrank import catalog
+  k, relevant, seen_n = 20, 10, 50
+  for size in a.catalog_sizes.split(","):
+    users, items = (int(x) for x in size.lower().split("x"))
+    q, it, rel, seen = bc.workload(users, items, 64, relevant, seen_n)
+    ub, ib = catalog.default_block_sizes(users, items, relevant=relevant, k=k)
+    qd, itd, reld, seend = (jnp.asarray(x) for x in (q, it, rel, seen))
+    by_hand = bc.blocked_top_k(qd, itd, seend, ub, ib, k)
+    (ct, out), (ht, _) = median_times([lambda: catalog.evaluate(
+        qd, itd, reld, list(bc.METRICS), exclude_ids=seend, top_k=k, reduce="mean",
+        user_block=ub, item_block=ib), by_hand], a.repeats)
+    start = time.perf_counter()
+    np_out = bc.numpy_eval(q, it, rel, seen, k, 1000)
+    nt = time.perf_counter() - start
+    what = (f"{users:,} users x {items:,} items, d 64, {relevant} held-out + {seen_n} seen: "
+            f"`catalog.evaluate`, five metrics + top-{k} ids (tiles {ub} x {ib})")
+    t.add("catalog", what, ct, f"the same tiles by hand: jitted matmul + `lax.top_k` (ids "
+          "only, no ranks)", ht, 1.5, sanity=f"MRR {float(out.metrics['mrr']):.4f}")
+    t.add("catalog", what, ct, "NumPy by hand: matmul blocks of 1,000 users + `argpartition` + "
+          "counted ranks (one call)", nt, 1.0,
+          sanity=f"MRR {float(out.metrics['mrr']):.4f} / {np_out[2]:.4f}")
+
+
 def trec_eval_test_files() -> tuple[str, str] | None:
   for folder in (os.path.join(ROOT, "tests", "data"), os.path.join(ROOT, "tests", "data",
                  "trec_eval"), "/work/shared/data/trec_eval"):
@@ -799,7 +832,8 @@ def row_startup(t: Table, a: argparse.Namespace, tmp: str) -> None:
 ROWS: dict[str, Callable[[Table, argparse.Namespace, str], None]] = {
     "trec-files": row_trec_files, "test-files": row_test_files, "sweep": row_sweep,
     "dicts": row_dicts, "ranked": row_ranked, "topk": row_topk,
-    "rect": row_rect, "kernels": row_kernels, "startup": row_startup}
+    "rect": row_rect, "kernels": row_kernels, "catalog": row_catalog,
+    "startup": row_startup}
 
 
 # ----------------------------------------------------------------------------------------------
