@@ -1,6 +1,6 @@
 """Fast doors (issue 11): every user path into jaxrank beside its strongest alternative, one run.
 
-    python bench/bench_doors.py                         # full sizes (the 10M-line job: minutes)
+    python bench/bench_doors.py                         # full sizes (2M and 10M lines: minutes)
     python bench/bench_doors.py --quick                 # small sizes, every row, about a minute
     python bench/bench_doors.py --only dicts,topk --repeats 5 --json out.json
 
@@ -55,7 +55,7 @@ ROW_NAMES = ("trec-files", "test-files", "sweep", "dicts", "ranked", "topk", "re
              "catalog", "startup")
 
 SIZES = {  # flag: (full, quick)
-    "lines": (10_000_000, 100_000),
+    "lines": ("2000000,10000000", "100000"),  # run sizes of the trec-files row
     "docs": (1000, 1000),
     "judgments": (1_000_000, 10_000),
     "dict_queries": (10_000, 300),
@@ -356,15 +356,23 @@ def child_command(kind: str, spec: dict[str, Any]) -> list[str]:
 
 
 def row_trec_files(t: Table, a: argparse.Namespace, tmp: str) -> None:
+  """The rows below at each of ``--lines``' sizes, the judgments in proportion (``--judgments``
+  for the largest)."""
+  for lines in a.line_sizes:
+    trec_files_at(t, a, tmp, lines, max(1, round(a.judgments * lines / a.lines)))
+
+
+def trec_files_at(t: Table, a: argparse.Namespace, tmp: str, lines: int,
+                  judgments: int) -> None:
   from make_trec_data import make_trec_files
   start = time.perf_counter()
-  run, qrels = make_trec_files(a.data_dir or tmp, lines=a.lines, docs=a.docs,
-                               judgments=a.judgments, seed=0)
-  print(f"trec-files: {a.lines:,} run lines ({os.path.getsize(run) / 2**20:,.0f} MiB, "
-        f"{a.lines // a.docs:,} queries x {a.docs} docs), "
+  run, qrels = make_trec_files(a.data_dir or tmp, lines=lines, docs=a.docs,
+                               judgments=judgments, seed=0)
+  print(f"trec-files: {lines:,} run lines ({os.path.getsize(run) / 2**20:,.0f} MiB, "
+        f"{lines // a.docs:,} queries x {a.docs} docs), "
         f"{sum(1 for _ in open(qrels, 'rb')):,} judgments, ready in "
         f"{time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
-  size = f"{a.lines / 1e6:g}M lines"
+  size = f"{lines / 1e6:g}M lines"
   try:
     import pytrec_eval  # noqa: F401
     have_pytrec = True
@@ -920,6 +928,11 @@ def main() -> None:
     parser.error(f"--only: unknown row(s) {', '.join(unknown)}; choose from "
                  f"{', '.join(ROW_NAMES)}")
   a.trec_sets = set(a.trec_sets.split(","))
+  try:
+    a.line_sizes = [int(x) for x in str(a.lines).split(",")]
+  except ValueError:
+    parser.error(f"--lines must be line counts separated by commas, got {a.lines!r}")
+  a.lines = max(a.line_sizes)  # the size the other rows scale by
 
   env = machine()
   # An installed package has its bytecode (pip compiles it); a checkout run with
