@@ -789,7 +789,7 @@ def row_catalog(t: Table, a: argparse.Namespace, tmp: str) -> None:
     nt = time.perf_counter() - start
     what = (f"{users:,} users x {items:,} items, d 64, {relevant} held-out + {seen_n} seen: "
             f"`catalog.evaluate`, five metrics + top-{k} ids (tiles {ub} x {ib})")
-    t.add("catalog", what, ct, f"the same tiles by hand: jitted matmul + `lax.top_k` (ids "
+    t.add("catalog", what, ct, "the same tiles by hand: jitted matmul + `lax.top_k` (ids "
           "only, no ranks)", ht, 1.5, sanity=f"MRR {float(out.metrics['mrr']):.4f}")
     t.add("catalog", what, ct, "NumPy by hand: matmul blocks of 1,000 users + `argpartition` + "
           "counted ranks (one call)", nt, 1.0,
