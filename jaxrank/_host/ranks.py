@@ -221,7 +221,8 @@ def order_within(group: np.ndarray, key: np.ndarray, n_groups: int, *,
   if group.size == n_groups * width:  # every group the same size: no padding
     order = np.argsort(key.reshape(n_groups, width), axis=-1,
                        kind="stable" if stable else "quicksort")
-    return (starts[:, None] + order).reshape(-1)
+    order += starts[:, None]  # in place: no second array of every row
+    return order.reshape(-1)
   col = np.arange(group.size) - starts[group]
   block = np.full((n_groups, width), np.iinfo(np.int64).max, np.int64)
   block[group, col] = key

@@ -71,7 +71,7 @@ def check_level(threshold) -> float | int:
 
 def _duplicates(q: np.ndarray, doc: np.ndarray, kept: np.ndarray, qv, doc_name, n_docs: int,
                 what: str) -> None:
-  again = np.bincount(doc, minlength=n_docs)[doc] > 1  # only documents listed twice anywhere
+  again = (np.bincount(doc, minlength=n_docs) > 1)[doc]  # only documents listed twice anywhere
   if not again.all():
     q, doc = q[again], doc[again]
   found = _hostranks.first_duplicate(q, doc, n_docs)
@@ -254,7 +254,8 @@ def _rank_documents(run: Run, qrels: Qrels, queries: _Queries, docs: _Documents,
     _duplicates(rq, rdoc, queries.kept, qrels.qid_vocab, docs.name, docs.n, source)
   counts = np.bincount(rq, minlength=nq)
   starts = np.cumsum(counts) - counts
-  pos = np.arange(rq.size) - starts[rq]
+  pos = np.arange(rq.size)
+  pos -= starts[rq]
   if max_docs is not None:
     cut = pos < max_docs
     rq, rdoc, keys, pos = rq[cut], rdoc[cut], keys[cut], pos[cut]
